@@ -1,0 +1,1 @@
+"""Analysis: tidy trial tables, exclusions, GLMs and mixed models, figures, reports, power."""

@@ -1,0 +1,1 @@
+"""Ethics documents: consent, information, debrief and data plan (the single source)."""

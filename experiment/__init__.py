@@ -1,0 +1,1 @@
+"""Human study: Flask server, jsPsych front end, storage, admin and export."""

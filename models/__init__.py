@@ -1,0 +1,1 @@
+"""Model scoring: backends, log-probability comparison, generation, sweeps, results store."""

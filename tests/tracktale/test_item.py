@@ -1,0 +1,68 @@
+import pytest
+
+from tracktale.errors import TracktaleError
+from tracktale.item import ChoicePair, Item, content_id, item_from_dict
+
+
+def make_item(**changes):
+    fields = dict(
+        paradigm="narrative",
+        role="main",
+        condition={"cell": "C1.F0", "complexity": 1},
+        context="Anna began tidying up her room.",
+        question="The key is in the",
+        answer="box",
+        choice=ChoicePair("Story.", " good", " bad", "Neutral."),
+        prompt="prompt",
+        messages=({"role": "user", "content": "prompt"},),
+        truth={"events": [{"kind": "put"}]},
+        meta={"n_words": 5},
+    )
+    fields.update(changes)
+    return Item.create(**fields)
+
+
+def test_id_is_a_hash_of_the_content():
+    item = make_item()
+    assert item.item_id == content_id(item.to_dict())
+    assert make_item().item_id == item.item_id
+    assert make_item(answer="bag").item_id != item.item_id
+
+
+def test_dict_round_trip_is_exact():
+    item = make_item()
+    assert item_from_dict(item.to_dict()) == item
+    assert item.choice.prompt_good == "Story. good"
+    assert item.choice.prompt_bad == "Story. bad"
+
+
+def test_edited_content_no_longer_matches_its_id():
+    data = make_item().to_dict()
+    data["answer"] = "drawer"
+    with pytest.raises(TracktaleError, match="does not match the item's content"):
+        item_from_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("role", "bonus", "role"),
+        ("answer", 3, "answer"),
+        ("condition", {"cell": [1]}, "condition"),
+        ("choice", {"prefix": "x", "good": 1, "bad": "y"}, "choice.good"),
+        ("messages", [{"role": "user"}], "messages"),
+        ("surprise", 1, "unknown item field"),
+    ],
+)
+def test_malformed_fields_are_named(field, value, message):
+    data = make_item().to_dict()
+    data[field] = value
+    with pytest.raises(TracktaleError, match=message):
+        item_from_dict(data, check_id=False)
+
+
+def test_missing_field_is_named():
+    data = make_item().to_dict()
+    del data["context"]
+    with pytest.raises(TracktaleError, match="'context' is missing"):
+        item_from_dict(data)

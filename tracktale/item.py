@@ -1,0 +1,280 @@
+"""The ``Item`` contract: one stimulus with its ground truth, as every stage reads it.
+
+An item carries everything a human trial or a model prompt needs, already rendered, so no later
+stage re-derives text from the design: the story people read (``context``), the explicit probe
+(``question``/``answer``), the implicit pair of continuations (``choice``), the model prompt for
+generation (``prompt`` as plain text, ``messages`` as chat turns) and the simulator's ground
+truth (``truth``). Analyses group by ``condition``.
+
+Whitespace convention for continuations: the prefix has no trailing space and each continuation
+starts with its own separating space (``" Later, ..."``), so ``prefix + good`` is the full text
+and tokenizers that merge a leading space into the next word see it on the continuation's side.
+
+``item_id`` is a hash of the item's content, so an item edited by hand no longer matches its id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracktale.errors import TracktaleError
+
+ROLES = ("main", "filler", "practice")
+"""``main`` items enter the analyses; ``filler`` and ``practice`` items only the human study."""
+
+ConditionValue = str | int | float | bool
+
+
+@dataclass(frozen=True, slots=True)
+class ChoicePair:
+    """Two continuations of one prefix: the implicit task (2AFC for people, log-probs for models).
+
+    Attributes:
+        prefix: The shared context, without trailing whitespace.
+        good: The continuation consistent with the world state, with its leading space.
+        bad: The inconsistent continuation, with its leading space.
+        neutral_prefix: A prefix without the informative events, for scoring the model's prior
+            for each continuation (calibration); ``None`` where it does not apply.
+        question: For comprehension questions, the question shown above the two options;
+            ``None`` where the options are continuations of the story.
+    """
+
+    prefix: str
+    good: str
+    bad: str
+    neutral_prefix: str | None = None
+    question: str | None = None
+
+    @property
+    def prompt_good(self) -> str:
+        """The full text with the good continuation."""
+        return self.prefix + self.good
+
+    @property
+    def prompt_bad(self) -> str:
+        """The full text with the bad continuation."""
+        return self.prefix + self.bad
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """One stimulus with its ground truth.
+
+    Attributes:
+        item_id: Content hash (see :func:`content_id`); stable across runs and machines.
+        paradigm: The paradigm that generated it (``narrative``, ``boxes``, ``arithmetic``).
+        role: One of :data:`ROLES`.
+        condition: The design factors analyses group by (flat, JSON scalars only).
+        context: The text people read and models condition on (story, procedure, ...).
+        question: The explicit probe shown to people (e.g. ``"The key is in the"``).
+        answer: The expected answer of the explicit probe.
+        choice: The implicit task's two continuations, or ``None``.
+        prompt: The full plain-text model prompt for generation (instruction, context, question).
+        messages: The same prompt as chat turns (``{"role", "content"}`` dicts), for chat
+            templates; may hold several rounds.
+        truth: The simulator's ground truth (events, final states, reference values, flags).
+        meta: Descriptive details that are not design factors (names, lexical choices).
+    """
+
+    item_id: str
+    paradigm: str
+    role: str
+    condition: Mapping[str, ConditionValue]
+    context: str
+    question: str | None
+    answer: str
+    choice: ChoicePair | None = None
+    prompt: str | None = None
+    messages: tuple[Mapping[str, str], ...] | None = None
+    truth: Mapping[str, Any] = field(default_factory=dict)
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, **fields: Any) -> Item:
+        """Build an item and give it its content id.
+
+        Args:
+            **fields: Every attribute except ``item_id``.
+
+        Returns:
+            The item, validated.
+        """
+        draft = cls(item_id="", **fields)
+        data = draft.to_dict()
+        data.pop("item_id")
+        return item_from_dict({**data, "item_id": content_id(data)})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The item as plain JSON-ready data (the JSONL line's content)."""
+        return {
+            "item_id": self.item_id,
+            "paradigm": self.paradigm,
+            "role": self.role,
+            "condition": dict(self.condition),
+            "context": self.context,
+            "question": self.question,
+            "answer": self.answer,
+            "choice": None if self.choice is None else _choice_to_dict(self.choice),
+            "prompt": self.prompt,
+            "messages": None if self.messages is None else [dict(m) for m in self.messages],
+            "truth": _plain(self.truth),
+            "meta": _plain(self.meta),
+        }
+
+    def to_json(self) -> str:
+        """One canonical JSON line (sorted keys, no extra whitespace)."""
+        return canonical_json(self.to_dict())
+
+
+def canonical_json(data: Any) -> str:
+    """JSON with sorted keys and compact separators: equal data gives equal bytes."""
+    return json.dumps(
+        data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    )
+
+
+def content_id(data: Mapping[str, Any]) -> str:
+    """The item id for ``data``: sha256 of the canonical JSON of everything but the id.
+
+    Args:
+        data: An item's dict, with or without ``item_id`` (it is ignored).
+
+    Returns:
+        The first 16 hex digits of the hash.
+    """
+    payload = {key: value for key, value in data.items() if key != "item_id"}
+    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()[:16]
+
+
+_FIELDS = (
+    "item_id",
+    "paradigm",
+    "role",
+    "condition",
+    "context",
+    "question",
+    "answer",
+    "choice",
+    "prompt",
+    "messages",
+    "truth",
+    "meta",
+)
+_CHOICE_FIELDS = ("prefix", "good", "bad", "neutral_prefix", "question")
+
+
+def item_from_dict(data: Mapping[str, Any], *, check_id: bool = True) -> Item:
+    """Validate plain data and build an ``Item``.
+
+    Args:
+        data: The parsed JSON of one item.
+        check_id: Whether ``item_id`` must equal the content hash.
+
+    Returns:
+        The item.
+
+    Raises:
+        TracktaleError: Naming the first field that is missing, unknown or of the wrong type, or
+            saying that the id does not match the content.
+    """
+    if not isinstance(data, Mapping):
+        raise TracktaleError(f"an item must be a JSON object, got {type(data).__name__}")
+    unknown = sorted(set(data) - set(_FIELDS))
+    missing = [
+        name
+        for name in ("item_id", "paradigm", "role", "condition", "context", "answer")
+        if name not in data
+    ]
+    if unknown:
+        raise TracktaleError(f"unknown item field {unknown[0]!r}")
+    if missing:
+        raise TracktaleError(f"item field {missing[0]!r} is missing")
+    for name in ("item_id", "paradigm", "role", "context", "answer"):
+        _expect(isinstance(data[name], str), name, "a string")
+    for name in ("question", "prompt"):
+        _expect(data.get(name) is None or isinstance(data[name], str), name, "a string or null")
+    _expect(data["role"] in ROLES, "role", f"one of {', '.join(ROLES)}")
+    condition = data["condition"]
+    _expect(
+        isinstance(condition, Mapping)
+        and all(isinstance(k, str) and isinstance(v, ConditionValue) for k, v in condition.items()),
+        "condition",
+        "an object of strings, numbers and booleans",
+    )
+    for name in ("truth", "meta"):
+        _expect(isinstance(data.get(name, {}), Mapping), name, "an object")
+    item = Item(
+        item_id=data["item_id"],
+        paradigm=data["paradigm"],
+        role=data["role"],
+        condition=dict(condition),
+        context=data["context"],
+        question=data.get("question"),
+        answer=data["answer"],
+        choice=_choice_from(data.get("choice")),
+        prompt=data.get("prompt"),
+        messages=_messages_from(data.get("messages")),
+        truth=dict(data.get("truth", {})),
+        meta=dict(data.get("meta", {})),
+    )
+    if check_id and item.item_id != content_id(item.to_dict()):
+        raise TracktaleError(
+            f"item_id {item.item_id!r} does not match the item's content (was it edited by hand?)"
+        )
+    return item
+
+
+def _expect(ok: bool, name: str, what: str) -> None:
+    if not ok:
+        raise TracktaleError(f"item field {name!r} must be {what}")
+
+
+def _choice_to_dict(choice: ChoicePair) -> dict[str, str | None]:
+    return {name: getattr(choice, name) for name in _CHOICE_FIELDS}
+
+
+def _choice_from(data: Any) -> ChoicePair | None:
+    if data is None:
+        return None
+    _expect(isinstance(data, Mapping), "choice", "an object or null")
+    unknown = sorted(set(data) - set(_CHOICE_FIELDS))
+    _expect(not unknown, "choice", f"free of unknown fields (found {unknown})")
+    for name in ("prefix", "good", "bad"):
+        _expect(isinstance(data.get(name), str), f"choice.{name}", "a string")
+    for name in ("neutral_prefix", "question"):
+        _expect(
+            data.get(name) is None or isinstance(data[name], str),
+            f"choice.{name}",
+            "a string or null",
+        )
+    return ChoicePair(**{name: data.get(name) for name in _CHOICE_FIELDS})
+
+
+def _messages_from(data: Any) -> tuple[Mapping[str, str], ...] | None:
+    if data is None:
+        return None
+    _expect(
+        isinstance(data, list)
+        and all(
+            isinstance(m, Mapping)
+            and set(m) == {"role", "content"}
+            and all(isinstance(v, str) for v in m.values())
+            for m in data
+        ),
+        "messages",
+        "a list of {role, content} objects",
+    )
+    return tuple(dict(m) for m in data)
+
+
+def _plain(value: Any) -> Any:
+    """Deep-copy mappings and sequences into JSON-ready dicts and lists."""
+    if isinstance(value, Mapping):
+        return {str(key): _plain(inner) for key, inner in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(inner) for inner in value]
+    return value
