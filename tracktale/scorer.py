@@ -1,0 +1,163 @@
+"""The scorer contract: what a model backend answers, and the result row every stage reads.
+
+A backend (Hugging Face transformers, an OpenAI-compatible endpoint, ...) implements
+:class:`Scorer` over three small request types, in the field's terms: the log-probability of
+continuations given a shared prefix (``conditional_score``), the log-probability of a whole
+sequence with per-token surprisal (``sequence_score``), and greedy generation (``generate``).
+Scoring an item produces :class:`ResultRecord` rows, one per (model, revision, item, task); the
+results store and the analyses read nothing else.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+TASKS = ("implicit", "explicit", "sequence")
+"""``implicit``: compare the log-probabilities of the good and bad continuations.
+``explicit``: generate an answer to the item's prompt and score it with the paradigm.
+``sequence``: the log-probability of the item's text (the manipulation check)."""
+
+REDUCTIONS = ("sum", "mean")
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceRequest:
+    """Continuations of one shared prefix (the prefix is run once for all of them).
+
+    Attributes:
+        prefix: The shared context, without trailing whitespace.
+        continuations: Each with its own leading space (see :mod:`tracktale.item`).
+    """
+
+    prefix: str
+    continuations: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SequenceRequest:
+    """A whole text whose tokens are all scored (the first against the BOS, if any)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationRequest:
+    """A prompt to complete greedily.
+
+    Attributes:
+        prompt: Plain text for base models.
+        messages: The same prompt as chat turns, for models with a chat template.
+        max_new_tokens: The generation budget.
+        stop: Strings that end the generation early.
+    """
+
+    prompt: str
+    messages: tuple[Mapping[str, str], ...] | None = None
+    max_new_tokens: int = 8
+    stop: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class TokenScores:
+    """Per-token log-probabilities (natural log) of a scored span.
+
+    Attributes:
+        tokens: The scored tokens as strings.
+        logprobs: log P(token | everything before it), one per token.
+        offsets: Character offset of each token's start within the scored span (for aligning
+            surprisal to words); empty where the backend cannot give them.
+    """
+
+    tokens: tuple[str, ...]
+    logprobs: tuple[float, ...]
+    offsets: tuple[int, ...] = ()
+
+    @property
+    def n_tokens(self) -> int:
+        """Number of scored tokens."""
+        return len(self.logprobs)
+
+    def reduce(self, reduction: str = "sum") -> float:
+        """Sum or mean of the log-probabilities."""
+        if reduction not in REDUCTIONS:
+            raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+        total = math.fsum(self.logprobs)
+        return total if reduction == "sum" else total / max(1, len(self.logprobs))
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What identifies a loaded model in the results.
+
+    Attributes:
+        model_id: Hub id or local path, as given.
+        revision: The revision asked for (branch, tag, ``step1000``, commit) or ``None``.
+        resolved_sha: The commit the revision resolved to, where the hub gives one.
+        backend: The backend's registry name.
+        dtype: Compute dtype (``float32``, ``bfloat16``, ...).
+        device: Where it ran (``cpu``, ``cuda:0``, ``auto``).
+        bos_policy: Whether a BOS token is prepended (``"add"``/``"none"``).
+        details: Anything else worth recording (package versions, chat template use, ...).
+    """
+
+    model_id: str
+    revision: str | None
+    resolved_sha: str | None
+    backend: str
+    dtype: str
+    device: str
+    bos_policy: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Scorer(abc.ABC):
+    """A language model that can be asked for log-probabilities and greedy generations."""
+
+    info: ModelInfo
+
+    @abc.abstractmethod
+    def conditional_score(self, requests: Sequence[ChoiceRequest]) -> list[list[TokenScores]]:
+        """Per-token log-probabilities of each continuation given its prefix.
+
+        Returns:
+            For each request, one :class:`TokenScores` per continuation, in order.
+        """
+
+    @abc.abstractmethod
+    def sequence_score(self, requests: Sequence[SequenceRequest]) -> list[TokenScores]:
+        """Per-token log-probabilities of whole texts."""
+
+    @abc.abstractmethod
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
+        """Greedy completions (the generated text only, without the prompt)."""
+
+
+@dataclass(frozen=True)
+class ResultRecord:
+    """One row of the results store: one task on one item by one model revision.
+
+    The identity is ``(model_id, revision, item_id, task)``; ``scores`` holds the task's
+    measurements, flattened into columns by the store. Implicit rows carry at least
+    ``logprob_good``, ``logprob_bad``, ``n_tokens_good``, ``n_tokens_bad``, ``mean_good``,
+    ``mean_bad``, ``tokens_good``, ``tokens_bad``, ``logprobs_good``, ``logprobs_bad`` and
+    ``correct``; explicit rows ``output``, ``prompt_format`` and ``correct`` (plus what the
+    paradigm's scorer adds); sequence rows ``logprob`` and ``n_tokens``.
+    """
+
+    model_id: str
+    revision: str | None
+    item_id: str
+    task: str
+    stimulus_sha256: str
+    paradigm: str
+    info: ModelInfo
+    scores: Mapping[str, Any]
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        """The row's identity in the store (``""`` stands for no revision)."""
+        return (self.model_id, self.revision or "", self.item_id, self.task)

@@ -1,0 +1,165 @@
+"""The trial-record contract: one human trial as stored, exported and analysed.
+
+The browser study, lab mode and simulated participants all produce :class:`TrialRecord` rows;
+the analysis reads them joined to the stimulus set on ``item_id``. The record holds what
+happened in the trial; what the item was (complexity, focus, template, ...) stays in the
+stimulus set and is never copied here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from tracktale.errors import TracktaleError
+
+TRIAL_TASKS = ("explicit", "implicit", "comprehension")
+"""``explicit``: a typed one-word answer; ``implicit``: a choice between two continuations;
+``comprehension``: a filler's question about a story detail."""
+SOURCES = ("online", "lab", "simulated")
+"""Where a session ran: the browser study, the PsychoPy lab mode, or a simulated participant."""
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One trial of one participant.
+
+    Attributes:
+        client_trial_id: Id the front end gives the trial; saving it twice stores it once.
+        participant_id: The study's pseudonymous participant id (never the Prolific PID).
+        study_id: The study configuration's name.
+        source: One of :data:`SOURCES`.
+        stimulus_sha256: The stimulus set the item came from.
+        item_id: The item shown.
+        role: The item's role (``main``, ``filler``, ``practice``).
+        task: One of :data:`TRIAL_TASKS`.
+        list_id: The counterbalancing list the participant was assigned.
+        block: Block number within the session (practice blocks included).
+        trial_index: Position of the trial within the session, from 0.
+        response: The typed answer or the chosen option's text; ``None`` after a timeout.
+        correct: Scored against the item's answer; a timeout is incorrect.
+        timed_out: The response window ran out.
+        reading_time_ms: Time on the story screen.
+        reading_timed_out: The reading window ran out (the probe followed regardless).
+        response_time_ms: From probe onset to the response; ``None`` after a timeout.
+        good_side: For two-alternative trials, where the correct option was (``left``/``right``).
+        screen_width: Viewport width in pixels.
+        screen_height: Viewport height in pixels.
+        blur_count: Times the window lost focus during the trial.
+        hidden_count: Times the page became hidden during the trial.
+    """
+
+    client_trial_id: str
+    participant_id: str
+    study_id: str
+    source: str
+    stimulus_sha256: str
+    item_id: str
+    role: str
+    task: str
+    list_id: str
+    block: int
+    trial_index: int
+    response: str | None
+    correct: bool
+    timed_out: bool
+    reading_time_ms: float
+    reading_timed_out: bool
+    response_time_ms: float | None
+    good_side: str | None
+    screen_width: int
+    screen_height: int
+    blur_count: int
+    hidden_count: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (a database or export row)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TrialRecord:
+        """Validate plain data and build a record.
+
+        Raises:
+            TracktaleError: Naming the first missing, unknown or ill-typed field.
+        """
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise TracktaleError(f"unknown trial field {unknown[0]!r}")
+        for name in names:
+            if name not in data:
+                raise TracktaleError(f"trial field {name!r} is missing")
+            _check(name, data[name])
+        return cls(**{name: data[name] for name in names})
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "block": (int,),
+    "trial_index": (int,),
+    "screen_width": (int,),
+    "screen_height": (int,),
+    "blur_count": (int,),
+    "hidden_count": (int,),
+    "correct": (bool,),
+    "timed_out": (bool,),
+    "reading_timed_out": (bool,),
+    "reading_time_ms": (int, float),
+    "response_time_ms": (int, float, type(None)),
+    "response": (str, type(None)),
+    "good_side": (str, type(None)),
+}
+_CHOICES = {
+    "source": SOURCES,
+    "task": TRIAL_TASKS,
+    "role": ("main", "filler", "practice"),
+    "good_side": ("left", "right", None),
+}
+
+
+def _check(name: str, value: Any) -> None:
+    allowed = _TYPES.get(name, (str,))
+    is_bool = isinstance(value, bool)
+    if not isinstance(value, allowed) or (is_bool and bool not in allowed):
+        raise TracktaleError(f"trial field {name!r} has the wrong type ({type(value).__name__})")
+    if name in _CHOICES and value not in _CHOICES[name]:
+        raise TracktaleError(f"trial field {name!r} must be one of {_CHOICES[name]}")
+    if isinstance(value, int | float) and not is_bool and value < 0:
+        raise TracktaleError(f"trial field {name!r} must not be negative")
+
+
+PARTICIPANT_STATUSES = ("started", "completed", "returned", "screened_out")
+
+
+@dataclass(frozen=True)
+class ParticipantRecord:
+    """One participant's session as the analysis sees it (exports hold one row each).
+
+    Attributes:
+        participant_id: The pseudonymous id trial records refer to.
+        study_id: The study configuration's name.
+        source: One of :data:`SOURCES`.
+        list_id: The counterbalancing list.
+        status: One of :data:`PARTICIPANT_STATUSES`.
+        attentive: Confirmed paying attention throughout (``None``: not asked yet).
+        no_ai_assistance: Confirmed using no AI assistance (``None``: not asked yet).
+        age: Age in years, if given.
+        gender: As given (``"prefer not to say"`` allowed), if given.
+        native_language: As given, if given.
+    """
+
+    participant_id: str
+    study_id: str
+    source: str
+    list_id: str
+    status: str
+    attentive: bool | None
+    no_ai_assistance: bool | None
+    age: int | None
+    gender: str | None
+    native_language: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (a database or export row)."""
+        return asdict(self)
