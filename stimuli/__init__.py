@@ -1,0 +1,1 @@
+"""Stimuli: paradigms, lexicons, world-state simulators and stimulus sets on disk."""

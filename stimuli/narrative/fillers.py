@@ -1,0 +1,153 @@
+"""Filler trials: short stories of another structure with a question about one detail.
+
+Fillers keep participants from searching every story for object locations. Like main items they
+are rendered from explicit facts, and :func:`verify_filler` re-renders them and checks that the
+answer is the asked fact and the distractor appears nowhere in the story.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from tracktale.stimuli import lexicons
+from tracktale.stimuli.lexicons import Character
+
+from tracktale.item import ChoicePair, Item
+
+# frame -> (story template, {asked fact: question}); facts ending in a digit share a slot pool.
+FILLER_FRAMES: dict[str, tuple[str, dict[str, str]]] = {
+    "errand": (
+        "{name} walked to the {shop} on a {weather} morning. {Pronoun} bought a {purchase0} and "
+        "a {purchase1}. On the way home, {pronoun} met {possessive} {relative}, who was wearing "
+        "a {colour} coat. They chatted for a few minutes before {pronoun} went inside.",
+        {
+            "shop": "Where did {name} walk to?",
+            "purchase0": "What did {name} buy first?",
+            "colour": "What colour was the coat?",
+        },
+    ),
+    "garden": (
+        "{name} spent the afternoon in the garden. {Pronoun} planted {plant0} seeds along the "
+        "fence and watered the {plant1} bed. Later, a {animal} wandered in and sat under the "
+        "{tree} tree. {Pronoun} watched it for a while.",
+        {
+            "animal": "Which animal wandered into the garden?",
+            "tree": "Under which tree did the animal sit?",
+            "plant0": "What did {name} plant along the fence?",
+        },
+    ),
+    "kitchen": (
+        "{name} decided to bake a {cake} cake for {possessive} {relative}. There was no "
+        "{ingredient} left, so {pronoun} borrowed some from the flat next door. The cake was "
+        "ready in the late afternoon, and the whole kitchen smelled of it.",
+        {
+            "cake": "What kind of cake did {name} bake?",
+            "ingredient": "What did {name} borrow?",
+            "relative": "Who was the cake for?",
+        },
+    ),
+}
+
+
+@functools.cache
+def slot_words() -> dict[str, tuple[str, ...]]:
+    """Slot name -> the words a filler fact of that slot can take."""
+    pools: dict[str, list[str]] = {}
+    for slot, word in lexicons.read_rows("filler_slots.tsv"):
+        pools.setdefault(slot, []).append(word)
+    return {slot: tuple(words) for slot, words in pools.items()}
+
+
+def _slot(fact: str) -> str:
+    return fact.rstrip("0123456789")
+
+
+def sample_filler(rng: random.Random, index: int) -> dict[str, Any]:
+    """Draw filler number ``index``: frame, character, facts, the asked fact and a distractor.
+
+    Frames, and the questions within a frame, rotate with ``index`` so a set of fillers is
+    balanced over story types and question types.
+    """
+    frames = sorted(FILLER_FRAMES)
+    frame = frames[index % len(frames)]
+    template, questions = FILLER_FRAMES[frame]
+    facts: dict[str, str] = {}
+    for fact in sorted(set(re.findall(r"\{(\w+)\}", template)) - _CHARACTER_FIELDS):
+        pool = [w for w in slot_words()[_slot(fact)] if w not in facts.values()]
+        facts[fact] = rng.choice(pool)
+    asked = sorted(questions)[index // len(frames) % len(questions)]
+    distractor = rng.choice([w for w in slot_words()[_slot(asked)] if w not in facts.values()])
+    character = rng.choice(lexicons.characters())
+    return {
+        "frame": frame,
+        "character": {"name": character.name, "pronoun": character.pronoun},
+        "facts": facts,
+        "asked": asked,
+        "distractor": distractor,
+    }
+
+
+_CHARACTER_FIELDS = {"name", "Pronoun", "pronoun", "possessive"}
+
+
+def render_filler(plan: Mapping[str, Any]) -> Item:
+    """Render a filler item from its plan."""
+    template, questions = FILLER_FRAMES[plan["frame"]]
+    character = Character(plan["character"]["name"], plan["character"]["pronoun"])
+    people = {
+        "name": character.name,
+        "Pronoun": character.subject,
+        "pronoun": character.pronoun,
+        "possessive": character.possessive,
+    }
+    story = template.format(**people, **plan["facts"])
+    question = questions[plan["asked"]].format(**people)
+    answer = plan["facts"][plan["asked"]]
+    return Item.create(
+        paradigm="narrative",
+        role="filler",
+        condition={
+            "cell": f"filler.{plan['frame']}",
+            "template": "filler",
+            "asked": _slot(plan["asked"]),
+        },
+        context=story,
+        question=question,
+        answer=answer,
+        choice=ChoicePair(
+            prefix=f"{story}\nQ: {question}\nA:",
+            good=f" {answer}",
+            bad=f" {plan['distractor']}",
+            question=question,
+        ),
+        prompt=f"{story}\nQ: {question}\nA:",
+        messages=None,
+        truth=dict(plan),
+        meta={"n_words": len(story.split())},
+    )
+
+
+def verify_filler(item: Item) -> list[str]:
+    """Every way a filler disagrees with its facts or its own rendering."""
+    plan = item.truth
+    try:
+        rendered = render_filler(plan)
+    except (KeyError, TypeError, ValueError) as error:
+        return [f"the filler's truth is incomplete ({error!r})"]
+    problems = []
+    if item.answer != plan["facts"].get(plan["asked"]):
+        problems.append("the answer is not the asked fact")
+    distractor = plan["distractor"]
+    if distractor == item.answer or re.search(rf"\b{re.escape(distractor)}\b", item.context):
+        problems.append(f"the distractor {distractor!r} occurs in the story or is the answer")
+    ours, theirs = rendered.to_dict(), item.to_dict()
+    problems.extend(
+        f"field {name!r} differs from what the facts render (edited after generation?)"
+        for name in ours
+        if name != "item_id" and ours[name] != theirs[name]
+    )
+    return problems

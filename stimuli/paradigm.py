@@ -1,0 +1,162 @@
+"""The paradigm contract: how a paradigm generates, verifies and scores its items.
+
+A paradigm declares its options (typed, with help text, exposed by ``tracktale stimuli
+generate``), its protocol presets, a generator that yields verified items, a verifier that
+re-checks a stored item against its simulator, and a scorer for free-text responses (a
+participant's typed answer or a model's generation). The CLI and the other stages only talk to
+paradigms through this class.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import tracktale
+from tracktale.errors import TracktaleError
+from tracktale.item import Item
+from tracktale.stimulus_set import StimulusSet, build_stimulus_set
+
+
+@dataclass(frozen=True)
+class Option:
+    """One generation option of a paradigm.
+
+    Attributes:
+        name: The config key (``snake_case``); the CLI flag is ``--name-with-dashes``.
+        type: ``int``, ``float``, ``bool`` or ``str``.
+        help: One sentence for ``--help``.
+        choices: Allowed values (for ``str`` options).
+        multiple: Whether the value is a list (comma-separated on the command line).
+        minimum: Smallest allowed value (numbers, or list length for ``multiple``).
+        maximum: Largest allowed value (numbers).
+    """
+
+    name: str
+    type: type
+    help: str
+    choices: tuple[str, ...] | None = None
+    multiple: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag."""
+        return "--" + self.name.replace("_", "-")
+
+    def check(self, value: Any) -> Any:
+        """Validate (and normalise) one value of this option.
+
+        Raises:
+            TracktaleError: Naming the option, the value and what is allowed.
+        """
+        values = list(value) if self.multiple else [value]
+        if self.multiple and not isinstance(value, list | tuple):
+            raise TracktaleError(f"{self.flag} must be a list, got {value!r}")
+        if self.multiple and self.minimum is not None and len(values) < self.minimum:
+            raise TracktaleError(f"{self.flag} needs at least {self.minimum:g} value(s)")
+        checked = [self._check_one(one) for one in values]
+        return checked if self.multiple else checked[0]
+
+    def _check_one(self, value: Any) -> Any:
+        if self.type is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, self.type) or (self.type is int and isinstance(value, bool)):
+            raise TracktaleError(f"{self.flag} must be {self.type.__name__}, got {value!r}")
+        if self.choices is not None and value not in self.choices:
+            raise TracktaleError(f"{self.flag}: {value!r} is not one of {', '.join(self.choices)}")
+        if not self.multiple and self.minimum is not None and value < self.minimum:
+            raise TracktaleError(f"{self.flag} must be at least {self.minimum:g}, got {value!r}")
+        if self.maximum is not None and value > self.maximum:
+            raise TracktaleError(f"{self.flag} must be at most {self.maximum:g}, got {value!r}")
+        return value
+
+
+class Paradigm(abc.ABC):
+    """Base class of the paradigms in :mod:`tracktale.stimuli.registry`."""
+
+    name: str
+    """The registry name (``--paradigm``)."""
+    version: str
+    """The generator's revision: bump it whenever the same seed would give other items."""
+    description: str
+    """One line for listings."""
+    options: tuple[Option, ...]
+    """The generation options."""
+    protocols: Mapping[str, Mapping[str, Any]]
+    """Protocol presets: each maps every option to its default under that protocol."""
+
+    def resolve_config(
+        self, protocol: str, overrides: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The full config for ``protocol`` with ``overrides`` applied and checked.
+
+        Raises:
+            TracktaleError: For an unknown protocol, an unknown option or an invalid value.
+        """
+        if protocol not in self.protocols:
+            raise TracktaleError(
+                f"paradigm {self.name!r} has no protocol {protocol!r} "
+                f"(choose from {', '.join(self.protocols)})"
+            )
+        known = {option.name: option for option in self.options}
+        config = dict(self.protocols[protocol])
+        for key, value in (overrides or {}).items():
+            if key not in known:
+                raise TracktaleError(
+                    f"paradigm {self.name!r} has no option --{key.replace('_', '-')}"
+                )
+            config[key] = value
+        resolved = {name: known[name].check(config[name]) for name in sorted(known)}
+        self.check_config(resolved)
+        return resolved
+
+    def check_config(self, config: Mapping[str, Any]) -> None:  # noqa: B027 - optional hook
+        """Cross-option checks; raise ``TracktaleError`` naming the problem."""
+
+    @abc.abstractmethod
+    def expected_count(self, config: Mapping[str, Any]) -> int:
+        """How many items :meth:`generate` yields for ``config``."""
+
+    @abc.abstractmethod
+    def generate(self, config: Mapping[str, Any], seed: int) -> Iterator[Item]:
+        """Yield verified items, deterministically for ``(config, seed)``."""
+
+    @abc.abstractmethod
+    def verify(self, item: Item) -> list[str]:
+        """Re-check a stored item against the simulator; return the problems found (none: [])."""
+
+    @abc.abstractmethod
+    def design_cell(self, item: Item) -> str:
+        """The item's design cell, e.g. ``main/standard/C3.F1``, for counts and summaries."""
+
+    @abc.abstractmethod
+    def score_response(self, item: Item, response: str) -> dict[str, Any]:
+        """Score a free-text response to the explicit probe; always has a ``correct`` key."""
+
+    def generate_set(
+        self, protocol: str, seed: int, overrides: Mapping[str, Any] | None = None
+    ) -> StimulusSet:
+        """Resolve the config, generate every item and assemble the stimulus set."""
+        config = self.resolve_config(protocol, overrides)
+        return self.assemble(
+            self.generate(config, seed), protocol=protocol, seed=seed, config=config
+        )
+
+    def assemble(
+        self, items: Iterable[Item], *, protocol: str, seed: int, config: Mapping[str, Any]
+    ) -> StimulusSet:
+        """Build the stimulus set and manifest for items generated with ``config``."""
+        return build_stimulus_set(
+            items,
+            paradigm=self.name,
+            protocol=protocol,
+            generator=type(self).__module__,
+            generator_version=f"tracktale {tracktale.__version__}; {self.name} {self.version}",
+            seed=seed,
+            config={"protocol": protocol, **config},
+            design_cell=self.design_cell,
+        )

@@ -1,0 +1,30 @@
+"""The paradigm registry: name -> paradigm, imported only when asked for."""
+
+from __future__ import annotations
+
+import importlib
+
+from tracktale.stimuli.paradigm import Paradigm
+
+from tracktale.errors import TracktaleError
+
+_PARADIGMS = {
+    "narrative": "tracktale.stimuli.narrative:PARADIGM",
+}
+
+
+def paradigm_names() -> tuple[str, ...]:
+    """The registered paradigm names, in registration order."""
+    return tuple(_PARADIGMS)
+
+
+def get_paradigm(name: str) -> Paradigm:
+    """The paradigm registered as ``name``.
+
+    Raises:
+        TracktaleError: If no paradigm has that name.
+    """
+    if name not in _PARADIGMS:
+        raise TracktaleError(f"unknown paradigm {name!r} (choose from {', '.join(_PARADIGMS)})")
+    module_name, _, attribute = _PARADIGMS[name].partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
