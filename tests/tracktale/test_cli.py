@@ -1,0 +1,118 @@
+"""The CLI: help text everywhere, one-line errors, and the stimuli commands end to end."""
+
+import json
+import subprocess
+import sys
+
+import click
+import pytest
+
+from tracktale.cli import STAGE_GROUPS, cli, main
+
+
+def walk(command, path=("tracktale",)):
+    yield path, command
+    if isinstance(command, click.Group):
+        ctx = click.Context(command)
+        for name in command.list_commands(ctx):
+            yield from walk(command.get_command(ctx, name), (*path, name))
+
+
+def test_every_command_and_option_has_help_text():
+    missing = []
+    for path, command in walk(cli):
+        if not (command.help or "").strip():
+            missing.append(" ".join(path))
+        for param in command.params:
+            if isinstance(param, click.Option) and not (param.help or "").strip():
+                missing.append(f"{' '.join(path)} {param.opts[0]}")
+    assert not missing, f"commands or options without help text: {missing}"
+
+
+def test_every_stage_group_is_reachable():
+    names = {path[1] for path, _ in walk(cli) if len(path) == 2}
+    assert set(STAGE_GROUPS) <= names
+
+
+def run(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    out, err = capsys.readouterr()
+    return exit_info.value.code, out, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "status", "fragment"),
+    [
+        (["stimuli", "generate", "--protocol", "lab"], 1, "no protocol 'lab'"),
+        (["stimuli", "generate", "--paradigm", "chess"], 2, "'chess' is not"),
+        (["stimuli", "generate", "--seed", "many"], 2, "'many' is not a valid integer"),
+        (["stimuli", "generate", "--lure", "nearby"], 1, "--lure: 'nearby' is not one of"),
+        (
+            ["stimuli", "generate", "--protocol", "human", "--out", "/proc/no-such/set"],
+            1,
+            "cannot write",
+        ),
+        (["stimuli", "validate", "/nonexistent/set"], 1, "is not a folder"),
+        (["stimuli", "show", "ffff"], 1, "no item 'ffff'"),
+        (["stimuli", "frobnicate"], 2, "No such command 'frobnicate'"),
+    ],
+)
+def test_bad_input_is_one_line_on_stderr_and_a_non_zero_exit(argv, status, fragment, capsys):
+    code, out, err = run(argv, capsys)
+    assert code == status
+    assert err.count("\n") == 1 and err.startswith("tracktale: error: ")
+    assert fragment in err
+
+
+def test_generate_show_validate_export(tmp_path, capsys):
+    out_dir = tmp_path / "human"
+    code, out, _ = run(
+        ["stimuli", "generate", "--protocol", "human", "--seed", "4", "--out", str(out_dir)], capsys
+    )
+    assert code == 0 and "C4.F2" in out and "50 items" in out
+    first = json.loads((out_dir / "items.jsonl").read_text().splitlines()[0])
+    code, out, _ = run(["stimuli", "show", first["item_id"][:8], "--set", str(out_dir)], capsys)
+    assert code == 0 and first["context"][:30] in out
+    code, out, _ = run(["stimuli", "validate", str(out_dir)], capsys)
+    assert code == 0 and "all 50 items verified" in out
+    code, out, _ = run(["stimuli", "export-csv", str(out_dir)], capsys)
+    assert code == 0 and (out_dir / "items.csv").is_file()
+
+
+def test_validate_exits_non_zero_naming_the_corrupted_item(tmp_path, capsys):
+    out_dir = tmp_path / "set"
+    run(["stimuli", "generate", "--protocol", "human", "--out", str(out_dir)], capsys)
+    path = out_dir / "items.jsonl"
+    lines = path.read_text().splitlines()
+    item_id = json.loads(lines[2])["item_id"]
+    lines[2] = lines[2].replace("began tidying", "started tidying")
+    path.write_text("\n".join(lines) + "\n")
+    code, _, err = run(["stimuli", "validate", str(out_dir)], capsys)
+    assert code == 1
+    assert f"item {item_id} line 3" in err
+    assert err.strip().splitlines()[-1].startswith("tracktale: error: ")
+
+
+def test_options_of_another_paradigm_are_refused(capsys, monkeypatch):
+    from tracktale.stimuli import cli as stimuli_cli
+    from tracktale.stimuli.paradigm import Option
+
+    command = stimuli_cli.stimuli.get_command(click.Context(stimuli_cli.stimuli), "generate")
+    monkeypatch.setitem(
+        command.paradigm_options, "shots", (Option("shots", int, "Shots."), ["boxes"])
+    )
+    monkeypatch.setattr(
+        command,
+        "params",
+        [*command.params, stimuli_cli._click_option(Option("shots", int, "x"), ["boxes"])],
+    )
+    code, _, err = run(["stimuli", "generate", "--shots", "3"], capsys)
+    assert code == 1 and "--shots does not apply to --paradigm narrative" in err
+
+
+def test_python_dash_m_runs_the_cli():
+    result = subprocess.run(
+        [sys.executable, "-m", "tracktale", "--version"], capture_output=True, text=True, check=True
+    )
+    assert "tracktale" in result.stdout

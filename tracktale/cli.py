@@ -1,0 +1,107 @@
+"""The ``tracktale`` command line: a thin layer over the library.
+
+Stage command groups are imported only when used, so ``tracktale stimuli ...`` never imports
+torch or Flask. Errors reach the user as one line on stderr and a non-zero exit status:
+``1`` for a problem with input or environment, ``2`` for a command-line usage error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+import click
+
+import tracktale
+from tracktale.errors import TracktaleError
+
+STAGE_GROUPS = {
+    "stimuli": "tracktale.stimuli.cli:stimuli",
+}
+"""Command group name -> ``module:attribute`` of its click group."""
+
+
+class LazyGroup(click.Group):
+    """A click group whose subgroups are imported on first use."""
+
+    def __init__(self, *args, lazy: dict[str, str] | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Eager and lazy command names, sorted."""
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """Import a lazy subgroup when it is asked for."""
+        if cmd_name in self.lazy:
+            module_name, _, attribute = self.lazy[cmd_name].partition(":")
+            return getattr(importlib.import_module(module_name), attribute)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=STAGE_GROUPS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.version_option(tracktale.__version__, prog_name="tracktale")
+def cli() -> None:
+    """Run the same state-tracking experiment on people and on language models.
+
+    Generate verified stimuli, run the browser study, score models on the same items and
+    analyse both. Every command has --help.
+    """
+
+
+@cli.command()
+@click.option(
+    "--seed", type=int, default=1, show_default=True, help="Seed for every random step of the run."
+)
+def run(seed: int) -> None:
+    """Run the main job on the embedded defaults: generate the default study's stimuli.
+
+    Writes the human-protocol and model-protocol narrative sets under $TRACKTALE_DATA/stimuli
+    (replacing earlier ones) and prints a summary of each.
+    """
+    from tracktale.settings import data_dir
+    from tracktale.stimuli.cli import print_summary
+    from tracktale.stimuli.registry import get_paradigm
+    from tracktale.stimulus_set import write_stimulus_set
+
+    narrative = get_paradigm("narrative")
+    for protocol in ("human", "model"):
+        stimulus_set = narrative.generate_set(protocol, seed)
+        target = data_dir() / "stimuli" / f"narrative-{protocol}-s{seed}"
+        write_stimulus_set(stimulus_set, target, overwrite=True)
+        print_summary(
+            stimulus_set, title=f"{protocol} protocol: {target} ({len(stimulus_set)} items)"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: run the CLI and turn errors into one line and an exit status."""
+    try:
+        status = cli.main(
+            args=list(argv) if argv is not None else None,
+            prog_name="tracktale",
+            standalone_mode=False,
+        )
+    except click.UsageError as error:
+        where = f"{error.ctx.command_path}: " if error.ctx else ""
+        _fail(f"{where}{error.format_message()}", 2)
+    except click.Abort:
+        _fail("aborted", 130)
+    except TracktaleError as error:
+        _fail(str(error), 1)
+    except OSError as error:
+        _fail(f"{error.strerror or error}: {error.filename}" if error.filename else str(error), 1)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    sys.exit(status if isinstance(status, int) else 0)
+
+
+def _fail(message: str, status: int) -> None:
+    click.echo(f"tracktale: error: {' '.join(message.split())}", err=True)
+    sys.exit(status)
