@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Build the wheel, install it into a fresh virtual environment and run a smoke command from it:
+# proves every subpackage and data file is in the wheel, not only in the editable install.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+work=$(mktemp -d /tmp/tracktale-wheel.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+python=$(find_python)
+.venv/bin/python -m build --wheel --outdir "$work/dist" >"$work/build.log" 2>&1 ||
+  { cat "$work/build.log"; exit 1; }
+"$python" -m venv "$work/venv"
+"$work/venv/bin/python" -m pip install --quiet "$work"/dist/*.whl
+cd "$work"
+"$work/venv/bin/python" - "$OLDPWD/pyproject.toml" <<'PY'
+import importlib.util, sys, tomllib
+packages = tomllib.load(open(sys.argv[1], "rb"))["tool"]["setuptools"]["packages"]
+missing = [name for name in packages if importlib.util.find_spec(name) is None]
+sys.exit(f"missing from the wheel: {missing}" if missing else 0)
+PY
+"$work/venv/bin/tracktale" stimuli generate --protocol human --out "$work/set" >/dev/null
+"$work/venv/bin/tracktale" stimuli validate "$work/set"
+echo "==> the wheel installs and runs"

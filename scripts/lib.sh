@@ -1,0 +1,64 @@
+# Shared by scripts/main.sh and scripts/test.sh: find Python, make the virtual environment,
+# install system packages and the front end. Sourced, not run.
+
+# The Python to build the virtual environment with: 3.11 or newer.
+find_python() {
+  local candidate
+  for candidate in "${PYTHON:-}" python3.11 python3.12 python3.13 python3; do
+    [ -n "$candidate" ] || continue
+    if command -v "$candidate" >/dev/null 2>&1 &&
+      "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  echo "tracktale: error: Python 3.11 or newer is needed (set PYTHON=/path/to/python3.11)" >&2
+  return 1
+}
+
+# make_venv DIR EXTRAS: create DIR if needed and install the project with EXTRAS into it.
+make_venv() {
+  local venv=$1 extras=$2 python
+  python=$(find_python)
+  if [ ! -x "$venv/bin/python" ]; then
+    echo "==> creating $venv"
+    "$python" -m venv "$venv"
+  fi
+  echo "==> installing tracktale$extras into $venv"
+  "$venv/bin/python" -m pip install --quiet --upgrade pip
+  "$venv/bin/python" -m pip install --quiet --editable ".$extras"
+}
+
+# System packages listed in scripts/system-packages.txt, installed with apt when missing.
+# Without apt or root rights, the missing ones are listed and tests that need them say so.
+install_system_packages() {
+  local wanted missing=() package
+  wanted=$(grep -v '^#' scripts/system-packages.txt | awk '{print $1}' | grep -v '^$' || true)
+  for package in $wanted; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "ok installed" ||
+      missing+=("$package")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "==> not a Debian system: install these yourself: ${missing[*]}" >&2
+    return 0
+  fi
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "==> installing system packages: ${missing[*]}"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+}
+
+# The study's browser front end (jsPsych) from the npm registry, pinned by package-lock.json.
+install_frontend() {
+  local dir=experiment/frontend
+  [ -f "$dir/package.json" ] || return 0
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "tracktale: error: npm (Node.js 18+) is needed for the study's front end" >&2
+    return 1
+  fi
+  echo "==> installing the study front end (npm ci)"
+  (cd "$dir" && npm ci --silent --no-audit --no-fund)
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The README's second command (and what .ci/run calls): install everything the tests need,
+# start the services they use, lint, run the whole test suite, then check the built wheel.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
+
+install_system_packages
+make_venv .venv "[test]"
+install_frontend
+export PATH="$PWD/.venv/bin:$PATH"
+
+# Tests that need a service fail instead of skipping when this script has set it up.
+export TRACKTALE_REQUIRE_SERVICES=1
+service_dir=$(mktemp -d /tmp/tracktale-services.XXXXXX)
+started=()
+stop_services() {
+  local name
+  for name in "${started[@]}"; do "service_${name}_stop" || true; done
+  rm -rf "$service_dir"
+}
+trap stop_services EXIT
+for service in scripts/services/*.sh; do
+  [ -e "$service" ] || continue
+  name=$(basename "$service" .sh)
+  source "$service"
+  echo "==> starting $name"
+  "service_${name}_start" "$service_dir/$name"
+  started+=("$name")
+done
+
+echo "==> ruff"
+ruff check .
+ruff format --check .
+echo "==> pytest"
+python -m pytest "$@"
+echo "==> wheel"
+bash scripts/check-wheel.sh
