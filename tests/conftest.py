@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
+
+
+def require(available: bool, reason: str) -> None:
+    """Skip the calling test when a service or tool is missing; fail instead under CI.
+
+    ``scripts/test.sh`` sets ``TRACKTALE_REQUIRE_SERVICES=1`` after installing and starting
+    everything, so there a missing service is a broken set-up, not a reason to skip.
+
+    Args:
+        available: Whether the service or tool is there.
+        reason: What is missing, for the skip or failure message.
+    """
+    if available:
+        return
+    if os.environ.get("TRACKTALE_REQUIRE_SERVICES") == "1":
+        pytest.fail(f"{reason} (scripts/test.sh should have provided it)")
+    pytest.skip(reason)
 
 
 @functools.cache
