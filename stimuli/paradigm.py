@@ -88,6 +88,8 @@ class Paradigm(abc.ABC):
     """The generation options."""
     protocols: Mapping[str, Mapping[str, Any]]
     """Protocol presets: each maps every option to its default under that protocol."""
+    max_new_tokens: int = 16
+    """Default generation budget for the explicit task (models may override it per run)."""
 
     def resolve_config(
         self, protocol: str, overrides: Mapping[str, Any] | None = None

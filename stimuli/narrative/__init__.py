@@ -38,6 +38,7 @@ class NarrativeParadigm(Paradigm):
     name = "narrative"
     version = "1"
     description = "objects moved between containers in short stories (complexity C1-C5)"
+    max_new_tokens = 8  # one location word, with room for a stray article or punctuation
     options = (
         Option(
             "templates",
