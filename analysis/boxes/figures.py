@@ -26,7 +26,7 @@ _METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None}, "svg": {"
 def slug(*parts: object) -> str:
     """A file-name-safe name from ``parts``."""
     text = "_".join(str(part) for part in parts if str(part))
-    return re.sub(r"[^A-Za-z0-9.+-]+", "-", text).strip("-")
+    return re.sub(r"[^A-Za-z0-9._+-]+", "-", text).strip("-")
 
 
 def model_label(model_id: str, revision: str) -> str:
