@@ -54,9 +54,10 @@ class BoxesParadigm(Paradigm):
     name = "boxes"
     version = "1"
     description = "box/key world state tracking with State-EM and Step-EM (shots, SL, flips)"
-    max_new_tokens = 512
-    """Enough for the 20 states of the default 10 boxes in any language condition; each item's
-    ``meta["max_new_tokens"]`` holds a generous budget for its own answer."""
+    max_new_tokens = 576
+    """Covers the 20 states of the default 10 boxes in every language condition (random
+    synthetic words split into many short tokens); each item's ``meta["max_new_tokens"]`` holds
+    a budget for its own answer, for runners that budget per item."""
     stop_sequences = ("\nStep-", "\nQuestion:")
     """Where a base model continuing the pattern has finished the answer."""
     options = (

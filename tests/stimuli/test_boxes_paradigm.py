@@ -46,6 +46,7 @@ def test_model_protocol_is_the_papers_table_1_grid_with_50_instances(model_set):
         assert condition["final"] and condition["probe_step"] == condition["n_steps"]
         assert condition["shots"] <= condition["n_steps"] <= 9  # the paper's 10 - shots extra steps
         assert len(item.truth["expected"]) == 20
+        assert item.meta["max_new_tokens"] <= PARADIGM.max_new_tokens
     cell = model_set.select(shots=2, language="nl", instruction="normal")
     steps = Counter(i.condition["n_steps"] for i in cell)
     assert sorted(steps) == list(range(2, 10)) and set(steps.values()) == {6, 7}  # balanced
@@ -338,3 +339,20 @@ def test_every_protocol_yields_its_expected_count():
     for protocol in ("languages", "probing", "formats"):
         config = PARADIGM.resolve_config(protocol, {"instances": 3})
         assert len(list(PARADIGM.generate(config, 5))) == PARADIGM.expected_count(config)
+
+
+def test_the_real_nltk_either_gives_brown_sentences_or_says_how_to_get_them():
+    pytest.importorskip("nltk")
+    distractors.brown.cache_clear()
+    try:
+        sentences = distractors.brown()
+    except TracktaleError as error:
+        assert str(error) == (
+            "NLTK is installed but its Brown corpus is not "
+            "(pip install nltk, then python -m nltk.downloader brown)"
+        )
+    else:
+        assert len(sentences) > 1000
+        assert not any(distractors.mentions_the_task(s) for s in sentences)
+    finally:
+        distractors.brown.cache_clear()
