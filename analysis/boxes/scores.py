@@ -35,7 +35,7 @@ ORDER = {
 }
 """Row order of the source paper's tables."""
 METRICS = ("step_em", "state_em")
-_CONDITION_COLUMNS = (
+CELL_FACTORS = (
     "shots",
     "language",
     "instruction",
@@ -43,6 +43,10 @@ _CONDITION_COLUMNS = (
     "prompt_format",
     "initialization",
     "compressed_steps",
+)
+"""The condition factors that make a design cell (instances are nested in them)."""
+_CONDITION_COLUMNS = (
+    *CELL_FACTORS,
     "probe",
     "probe_step",
     "world",

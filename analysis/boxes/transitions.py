@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pandas as pd
+from tracktale.analysis.boxes.scores import CELL_FACTORS, MODEL_KEYS
 
 from tracktale.stimulus_set import StimulusSet
 
@@ -57,17 +58,7 @@ _TABLE = {
     (False, True, False): "DW",
     (False, True, True): "VA",
 }
-_GROUP_COLUMNS = (
-    "model_id",
-    "revision",
-    "shots",
-    "language",
-    "instruction",
-    "distractors",
-    "prompt_format",
-    "initialization",
-    "compressed_steps",
-)
+_GROUP_COLUMNS = (*MODEL_KEYS, *CELL_FACTORS)
 
 
 def label_states(

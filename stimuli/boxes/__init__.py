@@ -12,14 +12,14 @@ Every item is simulated, rendered, verified and re-rendered before it is yielded
 
 from __future__ import annotations
 
-import hashlib
+import dataclasses
 import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from tracktale.stimuli.boxes import design
 from tracktale.stimuli.boxes.distractors import SOURCES
-from tracktale.stimuli.boxes.items import PROBES, Settings, build_item, verify_item
+from tracktale.stimuli.boxes.items import PROBES, Settings, build_item, instance_id, verify_item
 from tracktale.stimuli.boxes.language import INSTRUCTIONS, LANGUAGES
 from tracktale.stimuli.boxes.render import PROMPT_FORMATS
 from tracktale.stimuli.boxes.scoring import parse_answer, state_scores
@@ -222,13 +222,12 @@ class BoxesParadigm(Paradigm):
                 )
                 for world in worlds:
                     yield from self._instance_items(
-                        config, seed, cell, world, sentences.get(world.world_id)
+                        config, cell, world, sentences.get(world.world_id)
                     )
 
     def _instance_items(
         self,
         config: Mapping[str, Any],
-        seed: int,
         cell: Settings,
         world: design.World,
         sentences: list[str] | None,
@@ -240,16 +239,10 @@ class BoxesParadigm(Paradigm):
             compressed=cell.initialization == "compressed",
             sentences=sentences if with_distractors else None,
         )
-        instance = _instance_id(seed, world.world_id, cell)
+        placed = dataclasses.replace(cell, world=world.world_id)
+        instance = instance_id(plan, placed)
         for step in design.probe_steps(plan.n_steps, cell.probe):
-            settings = Settings(
-                **{
-                    **cell.__dict__,
-                    "probe_step": step,
-                    "world": world.world_id,
-                    "instance": instance,
-                }
-            )
+            settings = dataclasses.replace(placed, probe_step=step, instance=instance)
             item = build_item(
                 plan, settings, config["distractor_source"] if with_distractors else None
             )
@@ -295,25 +288,6 @@ class BoxesParadigm(Paradigm):
         except (KeyError, TypeError):
             raise TracktaleError(f"item {item.item_id} has no boxes ground truth") from None
         return state_scores(expected, parse_answer(response, words, n_boxes))
-
-
-def _instance_id(seed: int, world_id: str, cell: Settings) -> str:
-    key = "|".join(
-        str(part)
-        for part in (
-            seed,
-            world_id,
-            cell.shots,
-            cell.language,
-            cell.instruction,
-            cell.distractors,
-            cell.prompt_format,
-            cell.initialization,
-            cell.compressed_steps,
-            cell.probe,
-        )
-    )
-    return "i" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
 
 
 PARADIGM = BoxesParadigm()

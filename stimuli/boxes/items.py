@@ -8,6 +8,7 @@ and re-renders the item to prove that its text is exactly what the plan says.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 
@@ -30,7 +31,7 @@ from tracktale.stimuli.boxes.render import (
 from tracktale.stimuli.boxes.world import InconsistentWorld
 
 from tracktale.errors import TracktaleError
-from tracktale.item import Item
+from tracktale.item import Item, canonical_json
 
 PARADIGM_NAME = "boxes"
 INITIALIZATIONS = ("normal", "compressed")
@@ -58,6 +59,22 @@ class Settings:
     def rendering(self) -> Rendering:
         """How the item presents its plan."""
         return Rendering(self.shots, self.instruction, self.prompt_format, self.probe_step)
+
+
+def instance_id(plan: Plan, settings: Settings) -> str:
+    """The id shared by every probed step of one instance: a hash of its plan and cell.
+
+    Args:
+        plan: The instance.
+        settings: Its design factors (the probed step and the id itself are left out).
+    """
+    cell = {
+        name: value
+        for name, value in settings.__dict__.items()
+        if name not in ("probe_step", "instance")
+    }
+    content = canonical_json({"cell": cell, "plan": plan_to_truth(plan, [])})
+    return "i" + hashlib.sha256(content.encode("utf-8")).hexdigest()[:12]
 
 
 def build_item(plan: Plan, settings: Settings, distractor_source: str | None) -> Item:
@@ -174,6 +191,10 @@ def _verify(item: Item) -> list[str]:
     ) != bool(plan.compressed):
         problems.append("the compressed initialization disagrees with the condition")
     problems += _rule_problems(item, plan, settings)
+    if settings.instance != instance_id(plan, settings):
+        problems.append(f"instance id {settings.instance!r} does not match the instance's plan")
+    if not settings.world.startswith(f"w{settings.shots}."):
+        problems.append(f"world {settings.world!r} is not a world of {settings.shots} shot(s)")
     if not problems:
         expected = render(plan, settings.rendering(), states).expected
         if truth["expected"] != expected:

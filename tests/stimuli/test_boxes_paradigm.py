@@ -236,6 +236,9 @@ def test_verify_catches_edited_text_and_wrong_truth(model_set):
         "example": dict(truth__example__box=12),
         "shots": dict(condition__shots=9),
         "messages": dict(messages__1__content="Hello"),
+        "instance": dict(condition__instance="i000000000000"),
+        "world": dict(condition__world="w2.001"),
+        "meta": dict(meta__n_states=3),
     }
     for name, change in cases.items():
         problems = PARADIGM.verify(_edited(item, **change))
