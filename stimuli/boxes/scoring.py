@@ -1,7 +1,8 @@
 r"""Parsing a free-text answer into states, and the source paper's State-EM and Step-EM.
 
 Models do not always keep the demonstrated format, so answers are parsed with a tolerant regular
-expression, as in the source paper's Appendix D. Their expression was::
+expression, as in the source paper's Appendix D. Their expression (as in the authors' released
+code; the paper's typesetting lost its hyphen) was::
 
     ([a-zA-Z0-9]+)\(([a-zA-Z0-9]+-\d)\)=(True|true|False|false)
 
