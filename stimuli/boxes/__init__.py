@@ -126,7 +126,8 @@ class BoxesParadigm(Paradigm):
         Option(
             "compress",
             int,
-            "k > 0 also gives every instance started from the state after k more steps.",
+            "Compressed initialization: k > 0 gives every instance twice, from the empty "
+            "world (k + T steps) and from the state after its first k steps (T steps).",
             minimum=0,
         ),
     )
