@@ -166,7 +166,7 @@ def test_results_problems_are_one_line_errors(probed):
 
 
 def test_boxes_section_writes_tables_and_figures(tmp_path):
-    overrides = {"boxes": 4, "instances": 3, "compress": 1, "instruction": ["normal"]}
+    overrides = {"boxes": 4, "instances": 3, "instruction": ["normal"]}
     stimulus_set = PARADIGM.generate_set("smoke", 4, {**overrides, "language": ["nl"]})
     results = _results(
         stimulus_set, lambda item: item.answer if item.condition["probe_step"] < 3 else ""
@@ -177,15 +177,14 @@ def test_boxes_section_writes_tables_and_figures(tmp_path):
         "boxes_final_step.csv",
         "boxes_table1.csv",
         "boxes_table1.tex",
-        "boxes_compression.csv",
         "boxes_probing.csv",
         "boxes_transitions.csv",
         "boxes_probing_toy-model.png",
         "boxes_probing_toy-model.svg",
         "boxes_probing_toy-model.pdf",
-        "boxes_transitions_toy-model_2_nl_normal_off_single-turn_compressed.pdf",
+        "boxes_transitions_toy-model_2_nl_normal_off_single-turn_normal.pdf",
     } <= names
-    assert len(names) == len(paths) == 8 + 3 * 3
+    assert len(names) == len(paths) == 6 + 2 * 3  # no compressed instances: no compression table
     assert all(path.is_file() and path.stat().st_size > 0 for path in paths)
     again = boxes_section(results, stimulus_set, tmp_path / "again", n_boot=100)
     for first, second in zip(paths, again, strict=True):
