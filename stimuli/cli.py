@@ -102,8 +102,9 @@ class _GenerateCommand(click.Command):
     "--protocol",
     default=None,
     help="Protocol preset: narrative takes 'model' (550 items per template) or "
-    "'human' (the 46-trial study list plus practice). Default: the paradigm's "
-    "first.",
+    "'human' (the 46-trial study list plus practice); boxes takes 'model' (the source "
+    "paper's Table 1 grid, 900 items), 'languages', 'probing', 'compressed', 'distractors', "
+    "'formats' or 'smoke'. Default: the paradigm's first.",
 )
 @click.option(
     "--seed",

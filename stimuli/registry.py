@@ -10,6 +10,7 @@ from tracktale.errors import TracktaleError
 
 _PARADIGMS = {
     "narrative": "tracktale.stimuli.narrative:PARADIGM",
+    "boxes": "tracktale.stimuli.boxes:PARADIGM",
 }
 
 

@@ -1,0 +1,155 @@
+"""Figures of the boxes analysis: probing curves (Figure 2) and transitions (Figure 4).
+
+Figures are drawn on :class:`matplotlib.figure.Figure` objects (no pyplot, no global backend)
+and written as PNG, PDF and SVG without creation dates, so equal data gives equal files.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+from tracktale.analysis.boxes.scores import MODEL_KEYS, ROW_FACTORS
+from tracktale.analysis.boxes.transitions import (
+    CATEGORIES,
+    CORRECT_OUTCOMES,
+    NAMES,
+    WRONG_OUTCOMES,
+)
+
+FORMATS = ("png", "pdf", "svg")
+_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None}, "svg": {"Date": None}}
+
+
+def slug(*parts: object) -> str:
+    """A file-name-safe name from ``parts``."""
+    text = "_".join(str(part) for part in parts if str(part))
+    return re.sub(r"[^A-Za-z0-9._+-]+", "-", text).strip("-")
+
+
+def model_label(model_id: str, revision: str) -> str:
+    """``EleutherAI/pythia-160m@step1000`` (the model alone without a revision)."""
+    return f"{model_id}@{revision}" if revision else model_id
+
+
+def save(figure: object, base: Path) -> list[Path]:
+    """Write ``figure`` as ``base.png``, ``base.pdf`` and ``base.svg``; return the paths."""
+    import matplotlib
+
+    paths = []
+    with matplotlib.rc_context({"svg.hashsalt": "tracktale", "pdf.compression": 6}):
+        for extension in FORMATS:
+            path = base.with_suffix(f".{extension}")
+            figure.savefig(path, dpi=150, metadata=_METADATA[extension])
+            paths.append(path)
+    return paths
+
+
+_COLORS = dict(zip(CATEGORIES, [f"C{i}" for i in range(len(CATEGORIES))], strict=True))
+"""One color per transition category, the same in every panel and figure."""
+
+
+def _describe(values: dict) -> str:
+    parts = [f"{values['shots']}-shot", str(values["language"]), str(values["instruction"])]
+    if values["distractors"] == "on":
+        parts.append("distractors")
+    if values["prompt_format"] != "single-turn":
+        parts.append(str(values["prompt_format"]))
+    if values["initialization"] == "compressed":
+        parts.append(f"compressed initialization (k={values['compressed_steps']})")
+    return ", ".join(parts)
+
+
+def _condition_label(row: pd.Series, factors: Sequence[str]) -> str:
+    return ", ".join(str(row[name]) for name in factors)
+
+
+def plot_probing(table: pd.DataFrame, out_dir: Path) -> list[Path]:
+    """Step-EM and State-EM per probed step, one figure per model revision.
+
+    Columns are shot counts; a line per condition, with its bootstrap interval as a band; the
+    dotted vertical line marks where the demonstrations end.
+    """
+    from matplotlib.figure import Figure
+
+    paths: list[Path] = []
+    factors = [name for name in ROW_FACTORS if name in table]
+    for (model_id, revision), per_model in table.groupby(list(MODEL_KEYS), sort=True):
+        shots = sorted(per_model["shots"].unique())
+        figure = Figure(figsize=(4.2 * len(shots), 6.4), layout="constrained")
+        axes = figure.subplots(2, len(shots), squeeze=False, sharey=True)
+        for column, shot in enumerate(shots):
+            per_shot = per_model[per_model["shots"] == shot]
+            for row, metric in enumerate(("step_em", "state_em")):
+                ax = axes[row][column]
+                for label, line in per_shot.groupby(
+                    per_shot.apply(_condition_label, axis=1, factors=factors), sort=False
+                ):
+                    line = line.sort_values("world_step")
+                    ax.plot(line["world_step"], line[metric], marker="o", label=label)
+                    ax.fill_between(
+                        line["world_step"],
+                        line[f"{metric}_low"],
+                        line[f"{metric}_high"],
+                        alpha=0.15,
+                    )
+                ax.axvline(shot - 0.5, color="purple", linestyle=":", linewidth=1)
+                ax.set_ylim(-0.02, 1.02)
+                ax.set_title(f"{shot}-shot: {'Step-EM' if metric == 'step_em' else 'State-EM'}")
+                ax.set_xlabel("step")
+        axes[0][0].legend(fontsize="small", title=", ".join(factors), title_fontsize="small")
+        figure.suptitle(f"Intermediate state probing: {model_label(model_id, revision)}")
+        paths += save(figure, out_dir / f"boxes_probing_{slug(model_id, revision)}")
+    return paths
+
+
+def plot_transitions(counts: pd.DataFrame, out_dir: Path) -> list[Path]:
+    """Share of states in each transition category per step, one figure per model and condition.
+
+    The left panel holds the transitions that end correct (CU, MC, HU-AC, VA), the right one
+    those that end wrong (NFU, HU-IO, DR, DW) and the unparsed states.
+    """
+    from matplotlib.figure import Figure
+
+    paths: list[Path] = []
+    condition = [
+        c for c in counts.columns if c not in ("step", "category", "count", "n_states", "share")
+    ]
+    for key, group in counts.groupby(condition, sort=True, dropna=False):
+        values = dict(zip(condition, key, strict=True))
+        figure = Figure(figsize=(10, 4), layout="constrained")
+        axes = figure.subplots(1, 2, sharey=True)
+        panels = (CORRECT_OUTCOMES, (*WRONG_OUTCOMES, "NP", "NP-prev"))
+        for ax, categories, title in zip(axes, panels, ("ends correct", "ends wrong"), strict=True):
+            for category in categories:
+                line = group[group["category"] == category].sort_values("step")
+                ax.plot(
+                    line["step"],
+                    line["share"],
+                    ":" if category.startswith("NP") else "-",
+                    marker="o",
+                    color=_COLORS[category],
+                    label=f"{category}: {NAMES[category]}",
+                )
+            ax.set_title(title)
+            ax.set_xlabel("step")
+            ax.set_ylim(-0.02, 1.02)
+            ax.legend(fontsize="x-small")
+        axes[0].set_ylabel("share of states")
+        label = model_label(values["model_id"], values["revision"])
+        figure.suptitle(
+            f"Transitions between steps: {label}\n{_describe(values)}", fontsize="medium"
+        )
+        name = slug(
+            label,
+            values["shots"],
+            values["language"],
+            values["instruction"],
+            values["distractors"],
+            values["prompt_format"],
+            values["initialization"],
+        )
+        paths += save(figure, out_dir / f"boxes_transitions_{name}")
+    return paths

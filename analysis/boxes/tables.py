@@ -1,0 +1,134 @@
+"""Tables of the boxes analysis in the source paper's layout, written as CSV and LaTeX.
+
+The paper's Table 1 has a row per instruction variant and language condition and a column per
+shot count, each cell reading ``Step-EM / State-EM`` in percent. :func:`paper_layout` turns a
+long table from :mod:`.scores` into that form; the long tables (with bootstrap intervals and
+parse rates) are written beside it.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+from tracktale.analysis.boxes.figures import model_label
+from tracktale.analysis.boxes.scores import ROW_FACTORS
+
+from tracktale.atomic import atomic_write
+
+LABELS = {
+    "instruction": {
+        "normal": "Normal instruction",
+        "counterintuitive-language": "Counter-intuitive instruction (language)",
+        "flipped-truth": "Counter-intuitive instruction (truth values switched)",
+    },
+    "language": {
+        "nl": "NL functor + NL argument",
+        "functor-only": "SL functor + NL argument",
+        "argument-only": "NL functor + SL argument",
+        "synthetic": "SL functor + SL argument",
+    },
+    "distractors": {"off": "no distractors", "on": "distractors"},
+    "prompt_format": {"single-turn": "single-turn", "multi-round": "faked multi-round"},
+    "initialization": {
+        "normal": "normal initialization",
+        "compressed": "compressed initialization",
+    },
+}
+
+
+def _percent(value: float) -> str:
+    return "n/a" if pd.isna(value) else f"{round(100 * value)}%"
+
+
+def paper_layout(long: pd.DataFrame) -> pd.DataFrame:
+    """``Step-EM / State-EM`` per condition row and shot column, as in the paper's tables.
+
+    Args:
+        long: A table from :func:`tracktale.analysis.boxes.scores.final_step_table`.
+
+    Returns:
+        Columns ``model``, the row factors (readable labels) and ``<n>-shot`` cells.
+    """
+    factors = [name for name in ROW_FACTORS if name in long]
+    if long.empty:
+        return pd.DataFrame(columns=["model", *factors])
+    cells = long.assign(
+        model=[model_label(m, r) for m, r in zip(long["model_id"], long["revision"], strict=True)],
+        cell=[
+            f"{_percent(step)} / {_percent(state)}"
+            for step, state in zip(long["step_em"], long["state_em"], strict=True)
+        ],
+        column=[f"{shots}-shot" for shots in long["shots"]],
+    )
+    keys = ["model", *factors]
+    wide = cells.pivot_table(
+        index=keys, columns="column", values="cell", aggfunc="first", sort=False
+    )
+    shots = sorted(long["shots"].unique())
+    wide = wide.reindex(columns=[f"{s}-shot" for s in shots]).fillna("").reset_index()
+    for name in factors:
+        wide[name] = wide[name].map(lambda value, n=name: LABELS[n].get(value, value))
+    wide.columns.name = None
+    return wide
+
+
+def latex_table(table: pd.DataFrame, caption: str) -> str:
+    """A booktabs ``tabular`` of ``table`` (text cells escaped), wrapped in a ``table`` float."""
+    columns = list(table.columns)
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\begin{tabular}{" + "".join(_align(table[c]) for c in columns) + "}",
+        r"\toprule",
+        " & ".join(_escape(c) for c in columns) + r" \\",
+        r"\midrule",
+    ]
+    lines += [
+        " & ".join(_escape(_cell(v)) for v in row) + r" \\" for row in table.itertuples(index=False)
+    ]
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_escape(caption)}}}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def _align(column: pd.Series) -> str:
+    numeric = pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
+    return "r" if numeric or str(column.name).endswith("-shot") else "l"
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return "" if pd.isna(value) else f"{value:.3f}"
+    return str(value)
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def _escape(text: object) -> str:
+    return "".join(_LATEX_SPECIAL.get(char, char) for char in str(text))
+
+
+def write_csv(table: pd.DataFrame, path: str | os.PathLike[str]) -> str:
+    """Write ``table`` as CSV atomically; return the path."""
+    with atomic_write(path, "w") as handle:
+        table.to_csv(handle, index=False, lineterminator="\n")
+    return os.fspath(path)
+
+
+def write_latex(table: pd.DataFrame, path: str | os.PathLike[str], caption: str) -> str:
+    """Write ``table`` as a LaTeX table atomically; return the path."""
+    with atomic_write(path, "w") as handle:
+        handle.write(latex_table(table, caption))
+    return os.fspath(path)

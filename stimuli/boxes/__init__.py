@@ -1,0 +1,294 @@
+"""The boxes paradigm: situational state tracking in a box/key world (explicit task only).
+
+Reproduces the environment of *Can You Follow Me? Testing Situational Understanding in ChatGPT*
+(Yang & Ettinger, 2023): N boxes with one key inside each; every step opens a box and retrieves
+its key; after instructions and n demonstrated steps (Step-0, "do nothing", gives the initial
+states) and further undemonstrated steps, the model enumerates all 2N states after the test
+step. Conditions: shots, natural or synthetic language (in full, functors only, arguments
+only), normal or counterintuitive instructions, distractor sentences, single-turn or faked
+multi-round chat prompts, probing the final step or every step, and compressed initialization.
+Every item is simulated, rendered, verified and re-rendered before it is yielded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from tracktale.stimuli.boxes import design
+from tracktale.stimuli.boxes.distractors import SOURCES
+from tracktale.stimuli.boxes.items import PROBES, Settings, build_item, instance_id, verify_item
+from tracktale.stimuli.boxes.language import INSTRUCTIONS, LANGUAGES
+from tracktale.stimuli.boxes.render import PROMPT_FORMATS
+from tracktale.stimuli.boxes.scoring import parse_answer, state_scores
+from tracktale.stimuli.paradigm import Option, Paradigm
+
+from tracktale.errors import TracktaleError
+from tracktale.item import Item
+
+_TABLE1 = {
+    "boxes": 10,
+    "shots": [2, 3, 5],
+    "min_steps": 1,
+    "max_steps": 9,
+    "instances": 50,
+    "language": ["nl", "synthetic"],
+    "instruction": list(INSTRUCTIONS),
+    "distractors": ["off"],
+    "distractor_source": "bank",
+    "prompt_format": ["single-turn"],
+    "probe": "final",
+    "compress": 0,
+}
+
+
+class GenerationError(TracktaleError):
+    """The generator produced an item its own checks reject (a bug, never silently skipped)."""
+
+
+class BoxesParadigm(Paradigm):
+    """Situational state tracking: enumerate every box and key state after a series of steps."""
+
+    name = "boxes"
+    version = "1"
+    description = "box/key world state tracking with State-EM and Step-EM (shots, SL, flips)"
+    max_new_tokens = 576
+    """Covers the 20 states of the default 10 boxes in every language condition (random
+    synthetic words split into many short tokens); each item's ``meta["max_new_tokens"]`` holds
+    a budget for its own answer, for runners that budget per item."""
+    stop_sequences = ("\nStep-", "\nQuestion:")
+    """Where a base model continuing the pattern has finished the answer."""
+    options = (
+        Option(
+            "boxes", int, "Number of boxes (and keys, one inside each box).", minimum=1, maximum=100
+        ),
+        Option(
+            "shots",
+            int,
+            "Demonstrated steps, Step-0 included, e.g. 2,3,5 (comma-separated).",
+            multiple=True,
+            minimum=1,
+        ),
+        Option("min_steps", int, "Fewest actions (Step-1..Step-T) in an instance.", minimum=1),
+        Option(
+            "max_steps",
+            int,
+            "Most actions in an instance; T is drawn from max(min-steps, shots) to this.",
+            minimum=1,
+        ),
+        Option("instances", int, "Instances per design cell.", minimum=1),
+        Option(
+            "language",
+            str,
+            "Language conditions: nl, synthetic, functor-only, argument-only (comma-separated).",
+            choices=LANGUAGES,
+            multiple=True,
+            minimum=1,
+        ),
+        Option(
+            "instruction",
+            str,
+            "Instruction variants (comma-separated).",
+            choices=INSTRUCTIONS,
+            multiple=True,
+            minimum=1,
+        ),
+        Option(
+            "distractors",
+            str,
+            "Append an unrelated sentence to each step: off, on or off,on.",
+            choices=("off", "on"),
+            multiple=True,
+            minimum=1,
+        ),
+        Option(
+            "distractor_source",
+            str,
+            "Distractor sentences: our own bank, or NLTK's Brown corpus if installed.",
+            choices=SOURCES,
+        ),
+        Option(
+            "prompt_format",
+            str,
+            "single-turn prompt, multi-round faked chat, or both (comma-separated).",
+            choices=PROMPT_FORMATS,
+            multiple=True,
+            minimum=1,
+        ),
+        Option(
+            "probe",
+            str,
+            "Query the final step only, or every step (intermediate state probing).",
+            choices=PROBES,
+        ),
+        Option(
+            "compress",
+            int,
+            "Compressed initialization: k > 0 gives every instance twice, from the empty "
+            "world (k + T steps) and from the state after its first k steps (T steps).",
+            minimum=0,
+        ),
+    )
+    protocols = {
+        "model": _TABLE1,
+        "languages": {**_TABLE1, "language": list(LANGUAGES)},
+        "probing": {
+            **_TABLE1,
+            "shots": [2, 5],
+            "instruction": ["normal", "flipped-truth"],
+            "probe": "every",
+        },
+        "compressed": {
+            **_TABLE1,
+            "shots": [2, 5],
+            "instruction": ["normal"],
+            "max_steps": 7,
+            "compress": 3,
+        },
+        "distractors": {
+            **_TABLE1,
+            "shots": [2, 5],
+            "instruction": ["normal"],
+            "distractors": ["off", "on"],
+        },
+        "formats": {
+            **_TABLE1,
+            "instruction": ["normal"],
+            "prompt_format": list(PROMPT_FORMATS),
+        },
+        "smoke": {
+            **_TABLE1,
+            "boxes": 3,
+            "shots": [2],
+            "max_steps": 3,
+            "instances": 2,
+            "instruction": ["normal", "flipped-truth"],
+            "probe": "every",
+        },
+    }
+
+    def check_config(self, config: Mapping[str, Any]) -> None:
+        """Shots against steps, compression against boxes, repeated values, distractor source."""
+        design.check_config(config)
+
+    def expected_count(self, config: Mapping[str, Any]) -> int:
+        """Items per instance (one per probed step, twice with compression) times the cells."""
+        renderings = 1
+        for name in ("language", "instruction", "distractors", "prompt_format"):
+            renderings *= len(config[name])
+        k = config["compress"]
+        total = 0
+        for shots in config["shots"]:
+            for n_steps in design.step_counts(config, shots, seed=None):
+                total += len(design.probe_steps(k + n_steps, config["probe"]))
+                if k:
+                    total += len(design.probe_steps(n_steps, config["probe"]))
+        return total * renderings
+
+    def generate(self, config: Mapping[str, Any], seed: int) -> Iterator[Item]:
+        """Yield items cell by cell (shots, language, instruction, distractors, format, init)."""
+        initializations = ["normal", "compressed"] if config["compress"] else ["normal"]
+        source = config["distractor_source"]
+        for shots in config["shots"]:
+            counts = design.step_counts(config, shots, seed)
+            worlds = [
+                design.sample_world(seed, config["boxes"], shots, index, n_steps)
+                for index, n_steps in enumerate(counts)
+            ]
+            sentences = {}
+            if "on" in config["distractors"]:
+                sentences = {world.world_id: world.distractors(source) for world in worlds}
+            factors = itertools.product(
+                config["language"],
+                config["instruction"],
+                config["distractors"],
+                config["prompt_format"],
+                initializations,
+            )
+            for language, instruction, distractors, prompt_format, initialization in factors:
+                cell = Settings(
+                    shots=shots,
+                    language=language,
+                    instruction=instruction,
+                    distractors=distractors,
+                    prompt_format=prompt_format,
+                    initialization=initialization,
+                    compressed_steps=config["compress"] if initialization == "compressed" else 0,
+                    probe=config["probe"],
+                    probe_step=0,
+                    world="",
+                    instance="",
+                )
+                for world in worlds:
+                    yield from self._instance_items(
+                        config, cell, world, sentences.get(world.world_id)
+                    )
+
+    def _instance_items(
+        self,
+        config: Mapping[str, Any],
+        cell: Settings,
+        world: design.World,
+        sentences: list[str] | None,
+    ) -> Iterator[Item]:
+        with_distractors = cell.distractors == "on"
+        plan = world.plan(
+            cell.language,
+            compressed_steps=config["compress"],
+            compressed=cell.initialization == "compressed",
+            sentences=sentences if with_distractors else None,
+        )
+        placed = dataclasses.replace(cell, world=world.world_id)
+        instance = instance_id(plan, placed)
+        for step in design.probe_steps(plan.n_steps, cell.probe):
+            settings = dataclasses.replace(placed, probe_step=step, instance=instance)
+            item = build_item(
+                plan, settings, config["distractor_source"] if with_distractors else None
+            )
+            problems = verify_item(item)
+            if problems:
+                raise GenerationError(
+                    f"generated boxes item {item.item_id} is inconsistent: {problems[0]}"
+                )
+            yield item
+
+    def verify(self, item: Item) -> list[str]:
+        """Re-simulate, check the rules and re-render the item."""
+        if item.paradigm != self.name:
+            return [f"item belongs to paradigm {item.paradigm!r}, not {self.name!r}"]
+        return verify_item(item)
+
+    def design_cell(self, item: Item) -> str:
+        """``main/2-shot/synthetic+flipped-truth+single-turn`` (+distractors, +compressed-k)."""
+        condition = item.condition
+        parts = [str(condition["language"]), str(condition["instruction"])]
+        if condition["distractors"] == "on":
+            parts.append("distractors")
+        parts.append(str(condition["prompt_format"]))
+        if condition["initialization"] == "compressed":
+            parts.append(f"compressed-{condition['compressed_steps']}")
+        return f"{item.role}/{condition['shots']}-shot/{'+'.join(parts)}"
+
+    def score_response(self, item: Item, response: str) -> dict[str, Any]:
+        """Parse the states in ``response`` and score them (see :mod:`.scoring`).
+
+        Garbage, empty or non-text responses score as unparsed (``parsed`` False, State-EM 0),
+        never as an error. ``correct`` is Step-EM.
+
+        Raises:
+            TracktaleError: If ``item`` is not a boxes item with its ground truth.
+        """
+        try:
+            words, n_boxes, expected = (
+                item.truth["words"],
+                item.truth["n_boxes"],
+                item.truth["expected"],
+            )
+        except (KeyError, TypeError):
+            raise TracktaleError(f"item {item.item_id} has no boxes ground truth") from None
+        return state_scores(expected, parse_answer(response, words, n_boxes))
+
+
+PARADIGM = BoxesParadigm()
