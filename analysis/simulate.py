@@ -1,0 +1,268 @@
+"""A fast statistical simulator of human participants in the actual trial design.
+
+Participants answer the items of a human-protocol stimulus set under a Latin square of task
+formats: in list ``A`` the first, third, ... main item of every design cell is probed explicitly
+and the others implicitly; list ``B`` swaps them, so every item is seen in both formats across
+participants and every participant gets half of each cell in each format. Accuracy follows a
+logistic model with the GLM's terms plus participant and item random intercepts; a share of
+participants can be simulated as guessers (to exercise the exclusion rules).
+
+This is the analysis' own simulator (for parameter recovery, power and report tests); the study
+stage has HTTP-level simulated participants that click through the real front end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from tracktale.errors import TracktaleError
+from tracktale.stimulus_set import StimulusSet
+
+from tracktale.analysis.data import HumanData
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+LISTS = ("A", "B")
+
+
+@dataclass(frozen=True)
+class SimulationParams:
+    """The logistic model people are simulated from (log-odds units).
+
+    Defaults give about the paper's accuracies (87% at C1, 70% at C4) and complexity effect.
+
+    Attributes:
+        intercept: Log-odds of a correct answer at mean complexity, averaged over tasks.
+        complexity: Effect of one complexity level (centred).
+        task: Implicit minus explicit (sum coding, as the GLM).
+        interaction: Complexity x task.
+        recency: Effect of the focus position (centred); the paper found none.
+        participant_sd: SD of participants' random intercepts.
+        item_sd: SD of items' random intercepts.
+        guessers: Share of participants who answer at chance (50%) on every trial.
+        filler_accuracy: Accuracy on the comprehension questions of attentive participants.
+        timeout_rate: Share of trials that time out (scored incorrect).
+    """
+
+    intercept: float = 1.35
+    complexity: float = -0.38
+    task: float = 0.25
+    interaction: float = -0.09
+    recency: float = 0.0
+    participant_sd: float = 0.5
+    item_sd: float = 0.2
+    guessers: float = 0.0
+    filler_accuracy: float = 0.92
+    timeout_rate: float = 0.02
+
+    def to_dict(self) -> dict[str, float]:
+        """Plain data for reports."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class HumanDesign:
+    """The trials one participant of each list sees, as parallel columns.
+
+    Attributes:
+        trials: One row per (list, item): ``list_id``, ``item_id``, ``role``, ``task``,
+            ``complexity``, ``focus``, ``complexity_c``, ``focus_c``, ``task_s``, ``answer``.
+        stimulus_sha256: The stimulus set the design comes from.
+    """
+
+    trials: pd.DataFrame
+    stimulus_sha256: str
+
+
+def human_design(stimulus_set: StimulusSet) -> HumanDesign:
+    """The Latin-square design of a human-protocol narrative set.
+
+    Raises:
+        TracktaleError: When the set has no main items with complexity and focus.
+    """
+    import pandas as pd
+
+    main = [item for item in stimulus_set if item.role == "main"]
+    if not main or any("complexity" not in item.condition for item in main):
+        raise TracktaleError("the stimulus set has no main narrative items to simulate")
+    rows = []
+    seen_in_cell: dict[str, int] = {}
+    for item in stimulus_set:
+        condition = item.condition
+        base = {"item_id": item.item_id, "role": item.role, "answer": item.answer}
+        base["complexity"] = condition.get("complexity")
+        base["focus"] = condition.get("focus")
+        if item.role == "filler":
+            formats = ("comprehension", "comprehension")
+        else:
+            key = f"{item.role}/{condition.get('cell')}"
+            index = seen_in_cell[key] = seen_in_cell.get(key, -1) + 1
+            formats = ("explicit", "implicit") if index % 2 == 0 else ("implicit", "explicit")
+        for list_id, task in zip(LISTS, formats, strict=True):
+            rows.append({**base, "list_id": list_id, "task": task})
+    trials = pd.DataFrame(rows)
+    analysed = trials[(trials["role"] == "main") & (trials["list_id"] == LISTS[0])]
+    trials["complexity_c"] = trials["complexity"].astype(float) - analysed["complexity"].mean()
+    trials["focus_c"] = trials["focus"].astype(float) - analysed["focus"].astype(float).mean()
+    trials["task_s"] = (trials["task"] == "implicit").astype(float) - 0.5
+    return HumanDesign(trials=trials, stimulus_sha256=stimulus_set.sha256)
+
+
+def simulate_outcomes(
+    design: HumanDesign, n_participants: int, params: SimulationParams, rng: np.random.Generator
+) -> pd.DataFrame:
+    """Simulated trials in the tidy table's columns (fast: no per-trial records).
+
+    Participants alternate between the lists. Returns one row per trial with ``agent``,
+    ``list_id``, ``item_id``, ``role``, ``task``, ``complexity``, ``focus``, ``correct``,
+    ``timed_out`` and ``guesser``.
+    """
+    import numpy as np
+    import pandas as pd
+
+    if n_participants < 1:
+        raise TracktaleError(f"cannot simulate {n_participants} participants")
+    by_list = {k: t for k, t in design.trials.groupby("list_id", sort=True)}
+    item_ids = design.trials["item_id"].unique()
+    item_effect = dict(zip(item_ids, rng.normal(0, params.item_sd, len(item_ids)), strict=True))
+    parts = []
+    width = len(str(n_participants))
+    for index in range(n_participants):
+        trials = by_list[LISTS[index % len(LISTS)]]
+        guesser = rng.random() < params.guessers
+        logit = (
+            params.intercept
+            + rng.normal(0, params.participant_sd)
+            + params.complexity * trials["complexity_c"].to_numpy()
+            + params.task * trials["task_s"].to_numpy()
+            + params.interaction * (trials["complexity_c"] * trials["task_s"]).to_numpy()
+            + params.recency * trials["focus_c"].to_numpy()
+            + trials["item_id"].map(item_effect).to_numpy()
+        )
+        p = 1 / (1 + np.exp(-logit))
+        filler = (trials["role"] == "filler").to_numpy()
+        p = np.where(filler, params.filler_accuracy, p)
+        if guesser:
+            p = np.full(len(trials), 0.5)
+        timed_out = rng.random(len(trials)) < params.timeout_rate
+        correct = (rng.random(len(trials)) < p) & ~timed_out
+        part = trials.drop(columns=["complexity_c", "focus_c", "task_s"]).copy()
+        part.insert(0, "agent", f"sim{index + 1:0{width}d}")
+        part["correct"] = correct.astype(float)
+        part["timed_out"] = timed_out.astype(float)
+        part["guesser"] = guesser
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+def simulate_human_data(
+    stimulus_set: StimulusSet,
+    n_participants: int,
+    params: SimulationParams | None = None,
+    seed: int = 0,
+    study_id: str = "simulated",
+) -> HumanData:
+    """Simulated trials and participants with every field of the trial contract.
+
+    Args:
+        stimulus_set: A human-protocol set (main items, fillers, practice).
+        n_participants: How many participants.
+        params: The generating model.
+        seed: Seed of every random draw.
+        study_id: The study id written into the records.
+
+    Returns:
+        Trials (:class:`~tracktale.trial.TrialRecord` fields, ``source == "simulated"``) and
+        participants (:class:`~tracktale.trial.ParticipantRecord` fields).
+    """
+    import numpy as np
+    import pandas as pd
+
+    params = params or SimulationParams()
+    rng = np.random.default_rng(seed)
+    design = human_design(stimulus_set)
+    outcomes = simulate_outcomes(design, n_participants, params, rng)
+    records = []
+    for participant, trials in outcomes.groupby("agent", sort=True):
+        order = _trial_order(trials, rng)
+        for position, row in enumerate(trials.iloc[order].itertuples(index=False)):
+            item = stimulus_set.get(row.item_id)
+            records.append(_trial_record(row, item, participant, position, study_id, design, rng))
+    participants = pd.DataFrame(
+        [
+            {
+                "participant_id": pid,
+                "study_id": study_id,
+                "source": "simulated",
+                "list_id": group["list_id"].iloc[0],
+                "status": "completed",
+                "attentive": True,
+                "no_ai_assistance": True,
+                "age": int(rng.integers(18, 70)),
+                "gender": str(rng.choice(["female", "male", "prefer not to say"])),
+                "native_language": "English",
+            }
+            for pid, group in outcomes.groupby("agent", sort=True)
+        ]
+    )
+    return HumanData(pd.DataFrame(records), participants, origin="simulated participants")
+
+
+def _trial_order(trials: pd.DataFrame, rng: np.random.Generator) -> list[int]:
+    """Practice first, then main trials and fillers shuffled together."""
+    roles = trials["role"].to_numpy()
+    practice = [i for i, role in enumerate(roles) if role == "practice"]
+    rest = [i for i, role in enumerate(roles) if role != "practice"]
+    return practice + [rest[i] for i in rng.permutation(len(rest))]
+
+
+def _trial_record(
+    row: Any,
+    item: Any,
+    participant: str,
+    position: int,
+    study_id: str,
+    design: HumanDesign,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    correct, timed_out = bool(row.correct), bool(row.timed_out)
+    two_choice = row.task != "explicit"
+    if timed_out:
+        response = None
+    elif row.task == "explicit":
+        response = item.answer if correct else _wrong_container(item)
+    else:
+        response = (item.choice.good if correct else item.choice.bad).strip()
+    return {
+        "client_trial_id": f"{participant}-{position}",
+        "participant_id": participant,
+        "study_id": study_id,
+        "source": "simulated",
+        "stimulus_sha256": design.stimulus_sha256,
+        "item_id": row.item_id,
+        "role": row.role,
+        "task": row.task,
+        "list_id": row.list_id,
+        "block": 0 if row.role == "practice" else 1,
+        "trial_index": position,
+        "response": response,
+        "correct": correct,
+        "timed_out": timed_out,
+        "reading_time_ms": float(min(40000.0, rng.lognormal(9.3, 0.35))),
+        "reading_timed_out": False,
+        "response_time_ms": None if timed_out else float(min(15000.0, rng.lognormal(8.1, 0.4))),
+        "good_side": str(rng.choice(["left", "right"])) if two_choice else None,
+        "screen_width": 1280,
+        "screen_height": 800,
+        "blur_count": 0,
+        "hidden_count": 0,
+    }
+
+
+def _wrong_container(item: Any) -> str:
+    containers = [c.get("noun") for c in item.truth.get("containers", []) if isinstance(c, dict)]
+    wrong = [c for c in containers if c and c != item.answer]
+    return wrong[0] if wrong else "nothing"
