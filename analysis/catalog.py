@@ -75,9 +75,7 @@ def describe_model(model_id: str) -> ModelDescription:
         family, size, instruct, reference = known
     else:
         lowered = name.lower()
-        family = (
-            "Pythia" if "pythia" in lowered else "OLMo 2" if "olmo-2" in lowered else "other"
-        )
+        family = "Pythia" if "pythia" in lowered else "OLMo 2" if "olmo-2" in lowered else "other"
         match = _SIZE.search(name.replace("-", " ").replace("_", " "))
         size = f"{match.group(1)}{match.group(2).upper()}" if match else ""
         instruct = bool(re.search(r"instruct|chat|-it\b|sft|dpo", lowered))

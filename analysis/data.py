@@ -187,7 +187,7 @@ def _as_boolean(table: pd.DataFrame, column: str, what: str, *, nullable: bool) 
     import pandas as pd
 
     mapping = {True: 1.0, False: 0.0, "True": 1.0, "False": 0.0, "true": 1.0, "false": 0.0}
-    mapping.update({1: 1.0, 0: 0.0, 1.0: 1.0, 0.0: 0.0})
+    mapping.update({1: 1.0, 0: 0.0})  # 1.0 and 0.0 hash like 1 and 0
     values = table[column].map(lambda v: mapping.get(v, math.nan) if pd.notna(v) else math.nan)
     invalid = values.isna() & table[column].notna()
     if not nullable:
@@ -248,10 +248,7 @@ def load_model_results(source: Any) -> pd.DataFrame:
     else:
         path = Path(source)
         origin = str(path)
-        if path.is_dir():
-            results = _read_store(path)
-        else:
-            results = read_table(path)
+        results = _read_store(path) if path.is_dir() else read_table(path)
     require_columns(results, MODEL_COLUMNS, origin)
     results = results.reset_index(drop=True).copy()
     results["revision"] = results["revision"].fillna("").astype(str)
@@ -338,8 +335,10 @@ def _scalars(mapping: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _prefixed(mapping: Mapping[str, Any], prefix: str) -> dict[str, Any]:
-    return {(prefix + k if k in _RESERVED | {"set_sha256", "protocol"} else k): v
-            for k, v in mapping.items()}
+    return {
+        (prefix + k if k in _RESERVED | {"set_sha256", "protocol"} else k): v
+        for k, v in mapping.items()
+    }
 
 
 def _join_items(rows: pd.DataFrame, items: pd.DataFrame, what: str) -> pd.DataFrame:
@@ -372,7 +371,6 @@ def human_trial_rows(human: HumanData) -> pd.DataFrame:
 def model_trial_rows(results: pd.DataFrame) -> pd.DataFrame:
     """Model results in the tidy table's column names, with each model's description."""
     import pandas as pd
-
     from tracktale.analysis.catalog import describe_model, training_step, training_tokens
 
     tidy = results[["model_id", "revision", "task", "item_id"]].rename(

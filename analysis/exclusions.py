@@ -138,9 +138,7 @@ def apply_exclusions(
             _entry(participant, task, "low_accuracy", f"accuracy {value:.1%} on the {task} task")
         )
     low_pairs = set(low.index)
-    keep_mask = [
-        (p, t) not in low_pairs for p, t in zip(kept["agent"], kept["task"], strict=True)
-    ]
+    keep_mask = [(p, t) not in low_pairs for p, t in zip(kept["agent"], kept["task"], strict=True)]
     kept = kept[keep_mask]
     log_table = pd.DataFrame(log, columns=["participant", "task", "rule", "detail"])
     summary = _summary(trials, kept, log_table, tasks)

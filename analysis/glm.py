@@ -17,9 +17,9 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tracktale.errors import TracktaleError
-
 from tracktale.analysis.stats import Z95
+
+from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -61,9 +61,10 @@ def rscript_path() -> str | None:
 
 @functools.cache
 def _lme4_installed(rscript: str) -> bool:
+    check = 'quit(status = !requireNamespace("lme4", quietly = TRUE))'
     try:
         completed = subprocess.run(
-            [rscript, "--vanilla", "-e", 'quit(status = !requireNamespace("lme4", quietly = TRUE))'],
+            [rscript, "--vanilla", "-e", check],
             capture_output=True,
             timeout=120,
             check=False,
@@ -103,9 +104,10 @@ def fit_glmer(data: pd.DataFrame, formula: str, timeout: float = 900) -> GlmerFi
             f"or set {RSCRIPT_ENV}; or use --engine statsmodels"
         )
     script = resources.files("tracktale.analysis").joinpath("glmer.R")
-    with tempfile.TemporaryDirectory(prefix="tracktale-glmer-") as work, resources.as_file(
-        script
-    ) as script_path:
+    with (
+        tempfile.TemporaryDirectory(prefix="tracktale-glmer-") as work,
+        resources.as_file(script) as script_path,
+    ):
         data_path = Path(work) / "data.csv"
         data.to_csv(data_path, index=False)
         try:

@@ -21,9 +21,9 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tracktale.errors import TracktaleError
-
 from tracktale.analysis.glm import coefficient_table, design_frame
+
+from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -141,9 +141,7 @@ def _fit_statsmodels(frame: pd.DataFrame, fixed: str, slopes: bool) -> MixedFit:
     random = pd.DataFrame(
         {
             "group": [name.split(":")[0] for name in model.vcp_names],
-            "term": [
-                "complexity_z" if ":" in name else "(Intercept)" for name in model.vcp_names
-            ],
+            "term": ["complexity_z" if ":" in name else "(Intercept)" for name in model.vcp_names],
             "sd": np.exp(result.vcp_mean),
             "sd_low": np.exp(result.vcp_mean - 1.96 * result.vcp_sd),
             "sd_high": np.exp(result.vcp_mean + 1.96 * result.vcp_sd),
@@ -165,7 +163,6 @@ def _fit_statsmodels(frame: pd.DataFrame, fixed: str, slopes: bool) -> MixedFit:
 
 def _fit_lme4(frame: pd.DataFrame, fixed: str, slopes: bool) -> MixedFit:
     import pandas as pd
-
     from tracktale.analysis.lme4 import fit_glmer
 
     formula = _lme4_formula(fixed, slopes, independent=False)
@@ -179,7 +176,8 @@ def _fit_lme4(frame: pd.DataFrame, fixed: str, slopes: bool) -> MixedFit:
         {"group": vc["grp"].to_numpy(), "term": vc["var1"].to_numpy(), "sd": vc["sdcor"].to_numpy()}
     )
     notes = [
-        f"lme4 {fit.info.get('lme4_version', '?')} glmer (Laplace), {fit.info.get('r_version', '')}",
+        f"lme4 {fit.info.get('lme4_version', '?')} glmer (Laplace), "
+        f"{fit.info.get('r_version', '')}",
         f"logLik {float(fit.info.get('logLik', math.nan)):.2f}, AIC "
         f"{float(fit.info.get('AIC', math.nan)):.2f}",
         "complexity and recency standardised (z); task coded implicit +0.5 / explicit -0.5",

@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from tracktale.analysis.data import HumanData
+
 from tracktale.errors import TracktaleError
 from tracktale.stimulus_set import StimulusSet
-
-from tracktale.analysis.data import HumanData
 
 if TYPE_CHECKING:
     import numpy as np
