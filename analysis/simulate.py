@@ -13,6 +13,8 @@ stage has HTTP-level simulated participants that click through the real front en
 
 from __future__ import annotations
 
+import hashlib
+import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -125,37 +127,39 @@ def simulate_outcomes(
 
     if n_participants < 1:
         raise TracktaleError(f"cannot simulate {n_participants} participants")
-    by_list = {k: t for k, t in design.trials.groupby("list_id", sort=True)}
-    item_ids = design.trials["item_id"].unique()
-    item_effect = dict(zip(item_ids, rng.normal(0, params.item_sd, len(item_ids)), strict=True))
-    parts = []
+    trials = design.trials
+    rows_of = {k: np.flatnonzero((trials["list_id"] == k).to_numpy()) for k in LISTS}
+    assigned = [rows_of[LISTS[i % len(LISTS)]] for i in range(n_participants)]
+    rows = np.concatenate(assigned)
+    who = np.repeat(np.arange(n_participants), [len(r) for r in assigned])
+    out = trials.iloc[rows].reset_index(drop=True)
+    item_codes, item_ids = pd.factorize(out["item_id"])
+    item_effect = rng.normal(0, params.item_sd, len(item_ids))
+    person_effect = rng.normal(0, params.participant_sd, n_participants)
+    guesser = rng.random(n_participants) < params.guessers
+    complexity, task = out["complexity_c"].to_numpy(), out["task_s"].to_numpy()
+    logit = (
+        params.intercept
+        + person_effect[who]
+        + item_effect[item_codes]
+        + params.complexity * complexity
+        + params.task * task
+        + params.interaction * complexity * task
+        + params.recency * out["focus_c"].to_numpy()
+    )
+    p = 1 / (1 + np.exp(-logit))
+    p = np.where((out["role"] == "filler").to_numpy(), params.filler_accuracy, p)
+    p = np.where(guesser[who], 0.5, p)
+    timed_out = rng.random(len(out)) < params.timeout_rate
+    correct = (rng.random(len(out)) < p) & ~timed_out
     width = len(str(n_participants))
-    for index in range(n_participants):
-        trials = by_list[LISTS[index % len(LISTS)]]
-        guesser = rng.random() < params.guessers
-        logit = (
-            params.intercept
-            + rng.normal(0, params.participant_sd)
-            + params.complexity * trials["complexity_c"].to_numpy()
-            + params.task * trials["task_s"].to_numpy()
-            + params.interaction * (trials["complexity_c"] * trials["task_s"]).to_numpy()
-            + params.recency * trials["focus_c"].to_numpy()
-            + trials["item_id"].map(item_effect).to_numpy()
-        )
-        p = 1 / (1 + np.exp(-logit))
-        filler = (trials["role"] == "filler").to_numpy()
-        p = np.where(filler, params.filler_accuracy, p)
-        if guesser:
-            p = np.full(len(trials), 0.5)
-        timed_out = rng.random(len(trials)) < params.timeout_rate
-        correct = (rng.random(len(trials)) < p) & ~timed_out
-        part = trials.drop(columns=["complexity_c", "focus_c", "task_s"]).copy()
-        part.insert(0, "agent", f"sim{index + 1:0{width}d}")
-        part["correct"] = correct.astype(float)
-        part["timed_out"] = timed_out.astype(float)
-        part["guesser"] = guesser
-        parts.append(part)
-    return pd.concat(parts, ignore_index=True)
+    names = np.array([f"sim{i + 1:0{width}d}" for i in range(n_participants)])
+    out = out.drop(columns=["complexity_c", "focus_c", "task_s"])
+    out.insert(0, "agent", names[who])
+    out["correct"] = correct.astype(float)
+    out["timed_out"] = timed_out.astype(float)
+    out["guesser"] = guesser[who]
+    return out
 
 
 def simulate_human_data(
@@ -266,3 +270,119 @@ def _wrong_container(item: Any) -> str:
     containers = [c.get("noun") for c in item.truth.get("containers", []) if isinstance(c, dict)]
     wrong = [c for c in containers if c and c != item.answer]
     return wrong[0] if wrong else "nothing"
+
+
+def simulate_model_results(
+    stimulus_set: StimulusSet,
+    models: dict[str, list[str]] | list[str],
+    seed: int = 0,
+    complexity_slope: float = -0.3,
+) -> pd.DataFrame:
+    """Results-store rows for made-up models, for tests and demonstrations.
+
+    A model's ability grows with its nominal size (from :mod:`tracktale.analysis.catalog`),
+    base models are near chance on the explicit task, and checkpoint revisions (``stepN``) are
+    weaker the earlier they are. Sequence log-probabilities fall with story length and are lower
+    for the pseudoword and improbable templates.
+
+    Args:
+        stimulus_set: The set the models were "scored" on (its main items are used).
+        models: Model ids, or model id -> revisions (``""`` for the final model).
+        seed: Seed of every random draw.
+        complexity_slope: Log-odds change per complexity level.
+
+    Returns:
+        One row per (model, revision, item, task) with the results store's columns.
+    """
+    import numpy as np
+    import pandas as pd
+    from tracktale.analysis.catalog import describe_model, training_step
+
+    rng = np.random.default_rng(seed)
+    revisions = models if isinstance(models, dict) else {m: [""] for m in models}
+    items = [item for item in stimulus_set if item.role == "main"]
+    rows = []
+    for model_id, model_revisions in revisions.items():
+        description = describe_model(model_id)
+        size = description.nominal_parameters
+        ability = -1.0 + 0.9 * np.log10((1e9 if math.isnan(size) else size) / 1e7)
+        for revision in model_revisions:
+            step = training_step(revision)
+            trained = 1.0 if math.isnan(step) else min(1.0, np.log10(step + 10) / np.log10(143010))
+            for item in items:
+                rows += _model_rows(
+                    item,
+                    model_id,
+                    revision,
+                    description,
+                    ability * trained,
+                    complexity_slope,
+                    stimulus_set.sha256,
+                    rng,
+                )
+    return pd.DataFrame(rows)
+
+
+_TEMPLATE_PENALTY = {"standard": 0.0, "pseudoword": -50.0, "improbable": -28.0}
+
+
+def _model_rows(
+    item: Any,
+    model_id: str,
+    revision: str,
+    description: Any,
+    ability: float,
+    slope: float,
+    sha: str,
+    rng: np.random.Generator,
+) -> list[dict[str, Any]]:
+    complexity = float(item.condition.get("complexity", 1))
+    common = {
+        "model_id": model_id,
+        "revision": revision,
+        "resolved_sha": hashlib.sha1(f"{model_id}@{revision}".encode()).hexdigest(),
+        "item_id": item.item_id,
+        "stimulus_sha256": sha,
+        "paradigm": item.paradigm,
+        "backend": "simulated",
+        "dtype": "float32",
+        "device": "cpu",
+        "bos_policy": "none",
+        "n_parameters": description.nominal_parameters,
+    }
+    rows = []
+    for task in ("implicit", "explicit"):
+        logit = ability + slope * (complexity - 3)
+        if task == "explicit" and not description.instruct:
+            logit = -1.5
+        correct = bool(rng.random() < 1 / (1 + math.exp(-logit)))
+        good = float(rng.normal(-20, 3))
+        bad = good - (1 if correct else -1) * float(rng.exponential(1.5))
+        rows.append(
+            {
+                **common,
+                "task": task,
+                "correct": correct,
+                "correct_calibrated": bool(rng.random() < 1 / (1 + math.exp(-logit - 0.1))),
+                "logprob_good": good if task == "implicit" else None,
+                "logprob_bad": bad if task == "implicit" else None,
+                "n_tokens_good": 14 if task == "implicit" else None,
+                "n_tokens_bad": 14 if task == "implicit" else None,
+                "output": (item.answer if correct else "table") if task == "explicit" else None,
+                "prompt_format": ("chat" if description.instruct else "plain")
+                if task == "explicit"
+                else None,
+            }
+        )
+    n_words = float(item.meta.get("n_words", 40))
+    penalty = _TEMPLATE_PENALTY.get(str(item.condition.get("template")), 0.0)
+    rows.append(
+        {
+            **common,
+            "task": "sequence",
+            "correct": None,
+            "logprob": float(-3.2 * n_words + penalty + rng.normal(0, 6)),
+            "n_tokens": int(1.3 * n_words),
+        }
+    )
+    return rows
