@@ -1,6 +1,5 @@
 import pandas as pd
 import pytest
-
 from tracktale.analysis.data import (
     build_trial_table,
     item_table,
@@ -8,6 +7,7 @@ from tracktale.analysis.data import (
     load_model_results,
     select,
 )
+
 from tracktale.errors import TracktaleError
 
 

@@ -1,6 +1,5 @@
 import pandas as pd
 import pytest
-
 from tracktale.analysis.exclusions import ExclusionRules, apply_exclusions
 
 
@@ -105,7 +104,9 @@ def test_a_participant_without_a_record_is_excluded_and_said_so():
 
 
 def test_sources_can_be_selected():
-    trials = TRIALS.assign(source=lambda t: t["agent"].map(lambda p: "lab" if p == "good" else "online"))
+    trials = TRIALS.assign(
+        source=lambda t: t["agent"].map(lambda p: "lab" if p == "good" else "online")
+    )
     result = apply_exclusions(trials, PARTICIPANTS, ExclusionRules(sources=("lab",)))
     assert set(result.trials["agent"]) == {"good"}
 

@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 import statsmodels.formula.api as smf
-
 from tracktale.analysis.glm import design_frame, fit_human_glm
 from tracktale.analysis.simulate import SimulationParams, human_design, simulate_outcomes
+
 from tracktale.errors import TracktaleError
 
 
@@ -50,8 +50,13 @@ def test_missing_values_are_dropped_before_the_cluster_groups_are_built(human_se
 def test_parameter_recovery_in_the_human_design(human_set):
     """The true coefficients lie inside the 95% CIs in most of 20 seeded simulated studies."""
     truth = SimulationParams(
-        intercept=1.2, complexity=-0.4, task=0.3, interaction=-0.2, participant_sd=0.0,
-        item_sd=0.0, timeout_rate=0.0,
+        intercept=1.2,
+        complexity=-0.4,
+        task=0.3,
+        interaction=-0.2,
+        participant_sd=0.0,
+        item_sd=0.0,
+        timeout_rate=0.0,
     )
     design = human_design(human_set)
     targets = {
