@@ -21,6 +21,15 @@ def analysis() -> None:
     """Analyse human trials and model results: statistics, figures, reports, power."""
 
 
+_human_set_option = click.option(
+    "--stimuli",
+    "stimuli_dirs",
+    type=_EXISTING,
+    multiple=True,
+    help="Human-protocol stimulus set (default: the narrative human protocol, seed 1).",
+)
+
+
 def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
     from tracktale.analysis.data import load_stimulus_sets
 
@@ -95,6 +104,18 @@ def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
 )
 @click.option("--drop-timeouts", is_flag=True, help="Drop timed-out trials (default: incorrect).")
 @click.option(
+    "--model",
+    "model_ids",
+    multiple=True,
+    help="Report only this model id (repeatable; default: every model in --models).",
+)
+@click.option(
+    "--template",
+    "templates",
+    multiple=True,
+    help="Report models only on this object template (repeatable; default: all).",
+)
+@click.option(
     "--source",
     "sources",
     type=click.Choice(["online", "lab", "simulated"]),
@@ -116,6 +137,8 @@ def report(
     keep_incomplete: bool,
     keep_unconfirmed: bool,
     drop_timeouts: bool,
+    model_ids: tuple[str, ...],
+    templates: tuple[str, ...],
     sources: tuple[str, ...],
 ) -> None:
     """Write every figure and table and one self-contained HTML page into --out."""
@@ -140,6 +163,8 @@ def report(
         recency=recency,
         task_coding=task_coding,
         value="correct_calibrated" if calibrated else "correct",
+        models=model_ids or None,
+        templates=templates or None,
     )
     result = build_report(
         stimuli=stimuli_dirs, out=out, human=human, models=models, options=options
@@ -181,13 +206,7 @@ def _params(values: dict[str, Any]) -> Any:
 
 
 @analysis.command()
-@click.option(
-    "--stimuli",
-    "stimuli_dirs",
-    type=_EXISTING,
-    multiple=True,
-    help="Human-protocol stimulus set (default: the narrative human protocol, seed 1).",
-)
+@_human_set_option
 @click.option(
     "--sizes",
     default="10,20,30,40,50,60",
@@ -263,13 +282,7 @@ def power(
 
 
 @analysis.command()
-@click.option(
-    "--stimuli",
-    "stimuli_dirs",
-    type=_EXISTING,
-    multiple=True,
-    help="Human-protocol stimulus set (default: the narrative human protocol, seed 1).",
-)
+@_human_set_option
 @click.option(
     "--participants",
     type=click.IntRange(1),

@@ -59,6 +59,8 @@ class ReportOptions:
         recency: The recency covariate of the second GLM.
         task_coding: ``sum`` or ``treatment`` coding of probing method.
         value: The model correctness column (``correct`` or ``correct_calibrated``).
+        models: Report only these model ids (``None``: all).
+        templates: Report models only on these templates (``None``: all).
     """
 
     rules: ExclusionRules = field(default_factory=ExclusionRules)
@@ -67,6 +69,8 @@ class ReportOptions:
     recency: str = "focus"
     task_coding: str = "sum"
     value: str = "correct"
+    models: tuple[str, ...] | None = None
+    templates: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -202,7 +206,7 @@ def build_report(
         raise TracktaleError("no stimulus sets given (--stimuli)")
     human_data = load_human_trials(human) if human is not None else None
     results = load_model_results(models) if models is not None else None
-    trials = build_trial_table(item_table(sets), human_data, results)
+    trials = restrict_models(build_trial_table(item_table(sets), human_data, results), options)
     out.mkdir(parents=True, exist_ok=True)
     trial_table_path = out / "trial_table.csv"
     atomic_write_text(trial_table_path, trials.to_csv(index=False, lineterminator="\n"))
@@ -218,6 +222,24 @@ def build_report(
     html_path = out / "report.html"
     atomic_write_text(html_path, render_html(sections, sources, options))
     return Report(html_path=html_path, sections=sections, trial_table_path=trial_table_path)
+
+
+def restrict_models(trials: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
+    """Keep only the chosen models and templates among the model rows (human rows stay).
+
+    Raises:
+        TracktaleError: Naming an unknown model or template, or an empty selection.
+    """
+    import pandas as pd
+    from tracktale.analysis.data import select
+
+    if not options.models and not options.templates:
+        return trials
+    is_model = trials["agent_kind"] == "model"
+    if not is_model.any():
+        raise TracktaleError("--model and --template select model results, but none were given")
+    chosen = select(trials[is_model], agent=options.models, template=options.templates)
+    return pd.concat([trials[~is_model], chosen], ignore_index=True)
 
 
 _CSS = """

@@ -2,6 +2,7 @@ import re
 
 import pytest
 from tracktale.analysis import report as report_module
+from tracktale.analysis.data import select
 from tracktale.analysis.report import ReportOptions, SectionResult, build_report, run_sections
 
 from tests.tracktale.test_cli import run
@@ -121,3 +122,34 @@ def test_results_on_another_stimulus_set_are_refused(inputs, tmp_path, capsys):
     argv.remove(str(inputs / "model-set"))
     status, _, err = run(argv, capsys)
     assert status == 1 and "is not in the given stimulus sets" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--template", "fancy"], "unknown template 'fancy' (the data has: improbable, "),
+        (["--model", "gpt-9"], "unknown agent 'gpt-9'"),
+        (
+            ["--model", "EleutherAI/pythia-70m", "--template", "nothing"],
+            "unknown template 'nothing'",
+        ),
+    ],
+)
+def test_an_unknown_template_or_model_is_named(inputs, tmp_path, capsys, extra, fragment):
+    status, _, err = run(_argv(inputs, tmp_path / "out", *extra), capsys)
+    assert status == 1 and fragment in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_empty_selection_is_named(trial_table):
+    from tracktale.analysis.report import restrict_models
+
+    from tracktale.errors import TracktaleError
+
+    humans_only = trial_table[trial_table["agent_kind"] == "human"]
+    with pytest.raises(TracktaleError, match="none were given"):
+        restrict_models(humans_only, ReportOptions(templates=("standard",)))
+    # Both values exist, but only pythia-1.4b has checkpoints: the combination is empty.
+    with pytest.raises(TracktaleError, match="no trials match agent=.*revision=step1000"):
+        select(trial_table, agent="EleutherAI/pythia-70m", revision="step1000")
+    kept = restrict_models(trial_table, ReportOptions(models=("EleutherAI/pythia-70m",)))
+    assert set(kept.loc[kept["agent_kind"] == "model", "agent"]) == {"EleutherAI/pythia-70m"}
