@@ -84,6 +84,8 @@ def scaling_table(
 def instruction_table(models: pd.DataFrame, value: str = "correct") -> pd.DataFrame:
     """Base vs instruction-tuned pairs of one family and size, per task (Figure 5's summary).
 
+    Accuracy is pooled over the templates present (the paper's models saw all three).
+
     Returns:
         One row per (family, size, task) with both accuracies and ``gain_pp`` (instruct minus
         base, percentage points); empty when no pair is present.

@@ -52,6 +52,15 @@ def _models_by_complexity(
         _errorbar(ax, series, "complexity", color=colour, label=series["label"].iloc[0])
 
 
+def _line_styles(n: int) -> list[dict[str, Any]]:
+    """Distinct colour and dash pairs for ``n`` unordered series (colours repeat after eight)."""
+    dashes = ("-", "--", ":", "-.")
+    return [
+        {"color": OKABE_ITO[i % len(OKABE_ITO)], "linestyle": dashes[i // len(OKABE_ITO) % 4]}
+        for i in range(n)
+    ]
+
+
 def _by_size(rows: pd.DataFrame) -> list[str]:
     sizes = rows.drop_duplicates("agent").sort_values("n_parameters")
     return list(sizes["agent"])
@@ -242,9 +251,10 @@ def checkpoint_trajectories(checkpoints: pd.DataFrame, folder: Path) -> SavedFig
     with styled():
         figure = new_figure(1, width=4.6)
         ax = figure.axes[0]
-        for colour, (_, group) in zip(OKABE_ITO * 4, checkpoints.groupby("agent"), strict=False):
+        groups = list(checkpoints.groupby("agent"))
+        for style, (_, group) in zip(_line_styles(len(groups)), groups, strict=True):
             group = group.sort_values("step")
-            _errorbar(ax, group, "step", color=colour, label=group["label"].iloc[0])
+            _errorbar(ax, group, "step", label=group["label"].iloc[0], **style)
         if (checkpoints["step"] > 0).all():
             ax.set_xscale("log")
         ax.set_xlabel("Training step")
@@ -269,8 +279,10 @@ def human_distribution_figure(
             scores = people.loc[people["task"] == task, "accuracy"]
             ax.hist(scores, bins=bins, color="0.75", edgecolor="white", label="Participants")
             models = placement[placement["task"] == task] if not placement.empty else placement
-            for colour, row in zip(OKABE_ITO * 4, models.itertuples(), strict=False):
-                ax.axvline(row.model_accuracy, color=colour, linewidth=1.4, label=row.label)
+            if not models.empty:
+                models = models.sort_values(["family", "n_parameters", "label"])
+            for style, row in zip(_line_styles(len(models)), models.itertuples(), strict=True):
+                ax.axvline(row.model_accuracy, linewidth=1.4, label=row.label, **style)
             ax.set_xlim(0, 1.02)
             ax.set_xlabel(f"{task.capitalize()} accuracy")
             ax.set_title(f"{'AB'[index]}  {task.capitalize()} task", loc="left")
@@ -291,7 +303,7 @@ def manipulation_check(ratios: pd.DataFrame, folder: Path) -> SavedFigure | None
     order = list(dict.fromkeys(rows["agent"]))
     labels = rows.drop_duplicates("agent").set_index("agent")["label"]
     with styled():
-        figure = new_figure(1, width=max(4.2, 0.4 * len(order) + 1.5))
+        figure = new_figure(1, width=max(4.2, 0.45 * len(order) + 1.5), height=3.6)
         ax = figure.axes[0]
         x = np.arange(len(order))
         templates = list(dict.fromkeys(rows["template"]))

@@ -86,9 +86,14 @@ def template_logprob_ratios(models: pd.DataFrame, reference: str = "standard") -
                 }
             )
     table = pd.DataFrame(out)
-    labels = models.drop_duplicates("agent").set_index("agent")["label"]
-    table.insert(1, "label", table["agent"].map(labels))
-    return table
+    described = models.drop_duplicates("agent").set_index("agent")
+    table.insert(1, "label", table["agent"].map(described["label"]))
+    order = described.sort_values(["family", "n_parameters", "label"]).index
+    rank = {agent: position for position, agent in enumerate(order)}
+    table = table.sort_values(
+        ["agent", "template"], key=lambda c: c.map(rank) if c.name == "agent" else c
+    )
+    return table.reset_index(drop=True)
 
 
 def _var_of_mean(variance: float, n: int) -> float:
