@@ -37,6 +37,7 @@ SECTIONS: dict[str, list[str]] = {
         "tracktale.analysis.narrative:model_section",
         "tracktale.analysis.narrative:manipulation_section",
     ],
+    "boxes": ["tracktale.analysis.report:boxes_section"],
 }
 """Paradigm -> its report sections (``module:function``), imported when a report needs them."""
 
@@ -85,6 +86,9 @@ class ReportContext:
         options: The analysis options.
         figures_dir: Where figures go.
         tables_dir: Where tables go.
+        stimulus_sets: The loaded stimulus sets of this paradigm.
+        results: The model results as loaded (store columns), for sections that score them
+            themselves; ``None`` without model results.
         shared: Results earlier sections pass on to later ones.
     """
 
@@ -95,6 +99,8 @@ class ReportContext:
     options: ReportOptions
     figures_dir: Path
     tables_dir: Path
+    stimulus_sets: list[Any] = field(default_factory=list)
+    results: pd.DataFrame | None = None
     shared: dict[str, Any] = field(default_factory=dict)
 
 
@@ -143,8 +149,11 @@ def run_sections(
     participants: pd.DataFrame | None,
     out: Path,
     options: ReportOptions,
+    stimulus_sets: Iterable[Any] = (),
+    results: pd.DataFrame | None = None,
 ) -> list[SectionResult]:
     """Run every registered section of every paradigm present in ``trials``."""
+    stimulus_sets = list(stimulus_sets)
     results: list[SectionResult] = []
     present = list(dict.fromkeys(trials["paradigm"].dropna()))
     for paradigm in [p for p in SECTIONS if p in present] + [
@@ -163,6 +172,8 @@ def run_sections(
             options=options,
             figures_dir=out / "figures",
             tables_dir=out / "tables",
+            stimulus_sets=[s for s in stimulus_sets if s.manifest.paradigm == paradigm],
+            results=results,
         )
         for target in SECTIONS[paradigm]:
             section = _resolve(target)(context)
@@ -211,7 +222,7 @@ def build_report(
     trial_table_path = out / "trial_table.csv"
     atomic_write_text(trial_table_path, trials.to_csv(index=False, lineterminator="\n"))
     participants = human_data.participants if human_data else None
-    sections = run_sections(trials, participants, out, options)
+    sections = run_sections(trials, participants, out, options, sets, results)
     sources = [
         f"stimulus set {s.manifest.paradigm}/{s.manifest.protocol} {s.sha256[:12]}" for s in sets
     ]
@@ -240,6 +251,41 @@ def restrict_models(trials: pd.DataFrame, options: ReportOptions) -> pd.DataFram
         raise TracktaleError("--model and --template select model results, but none were given")
     chosen = select(trials[is_model], agent=options.models, template=options.templates)
     return pd.concat([trials[~is_model], chosen], ignore_index=True)
+
+
+def section_from_files(title: str, paths: Iterable[Path]) -> SectionResult:
+    """A section from files a paradigm's own code wrote: figures grouped by stem, tables read.
+
+    For analyses that write files rather than return :class:`SavedFigure`/:class:`SavedTable`
+    objects: ``.png``/``.pdf``/``.svg`` files of one stem make a figure, ``.csv`` files (with
+    their ``.tex`` twin, if any) make a table.
+    """
+    import pandas as pd
+
+    by_stem: dict[tuple[Path, str], dict[str, Path]] = {}
+    for path in map(Path, paths):
+        by_stem.setdefault((path.parent, path.stem), {})[path.suffix.lstrip(".")] = path
+    section = SectionResult(title=title)
+    for (_, stem), files in sorted(by_stem.items()):
+        if "png" in files:
+            figure_files = {k: files[k] for k in ("png", "pdf", "svg") if k in files}
+            section.figures.append(SavedFigure(name=stem, title=stem, paths=figure_files))
+        elif "csv" in files:
+            table_files = {k: files[k] for k in ("csv", "tex") if k in files}
+            table = pd.read_csv(files["csv"])
+            section.tables.append(SavedTable(stem, stem, table, table_files))
+    return section
+
+
+def boxes_section(context: ReportContext) -> SectionResult | None:
+    """The boxes paradigm's tables and figures (``tracktale.analysis.boxes``) as a section."""
+    from tracktale.analysis.boxes import boxes_section as write_boxes
+
+    if context.results is None:
+        return None
+    folder = context.tables_dir.parent / "boxes"
+    paths = [p for s in context.stimulus_sets for p in write_boxes(context.results, s, folder)]
+    return section_from_files(f"{context.paradigm}: models", paths) if paths else None
 
 
 _CSS = """

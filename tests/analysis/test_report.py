@@ -80,13 +80,13 @@ def test_sections_plug_in_through_the_registry(trial_table, tmp_path, monkeypatc
         return SectionResult(title="extra", html=f"<p>{len(context.models)} model rows</p>")
 
     monkeypatch.setitem(report_module.SECTIONS, "narrative", [extra])
-    other = trial_table.assign(paradigm="boxes")
+    other = trial_table.assign(paradigm="chess")
     sections = run_sections(trial_table.head(0), None, tmp_path, ReportOptions())
     assert sections == []
     sections = run_sections(trial_table, None, tmp_path, ReportOptions())
     assert [s.title for s in sections] == ["extra"]
     sections = run_sections(other, None, tmp_path, ReportOptions())
-    assert "No report sections are registered for boxes" in sections[0].html
+    assert "No report sections are registered for chess" in sections[0].html
 
 
 @pytest.mark.parametrize(
@@ -153,3 +153,53 @@ def test_an_empty_selection_is_named(trial_table):
         select(trial_table, agent="EleutherAI/pythia-70m", revision="step1000")
     kept = restrict_models(trial_table, ReportOptions(models=("EleutherAI/pythia-70m",)))
     assert set(kept.loc[kept["agent_kind"] == "model", "agent"]) == {"EleutherAI/pythia-70m"}
+
+
+def test_sections_that_write_files_become_report_sections(tmp_path):
+    import pandas as pd
+    from tracktale.analysis.report import render_html, section_from_files
+
+    pd.DataFrame({"model": ["m"], "score": [0.5]}).to_csv(tmp_path / "scores.csv", index=False)
+    (tmp_path / "scores.tex").write_text("tex")
+    from tracktale.analysis.style import new_figure, save_figure, styled
+
+    with styled():
+        save_figure(new_figure(1), tmp_path, "curve", "curve")
+    files = [tmp_path / name for name in ("scores.csv", "scores.tex", "curve.png", "curve.svg")]
+    section = section_from_files("boxes: models", files)
+    assert [f.name for f in section.figures] == ["curve"]
+    assert set(section.figures[0].paths) == {"png", "svg"}
+    assert section.tables[0].table.loc[0, "score"] == 0.5
+    assert "data:image/png;base64," in render_html([section], [], ReportOptions())
+
+
+def test_the_boxes_analysis_plugs_in_through_its_file_writing_function(
+    trial_table, tmp_path, monkeypatch
+):
+    import sys
+    import types
+
+    from tracktale.analysis.report import ReportContext, boxes_section
+
+    calls = []
+
+    def write_boxes(results, stimulus_set, out_dir):
+        calls.append((len(results), stimulus_set.manifest.paradigm))
+        out_dir.mkdir(parents=True, exist_ok=True)
+        results.head(2).to_csv(out_dir / "boxes_table1.csv", index=False)
+        return [out_dir / "boxes_table1.csv"]
+
+    fake = types.ModuleType("tracktale.analysis.boxes")
+    fake.boxes_section = write_boxes
+    monkeypatch.setitem(sys.modules, "tracktale.analysis.boxes", fake)
+    boxes_set = types.SimpleNamespace(manifest=types.SimpleNamespace(paradigm="boxes"))
+    context = ReportContext(
+        paradigm="boxes", human=None, participants=None, models=None, options=ReportOptions(),
+        figures_dir=tmp_path / "figures", tables_dir=tmp_path / "tables",
+        stimulus_sets=[boxes_set], results=trial_table,
+    )  # fmt: skip
+    section = boxes_section(context)
+    assert calls == [(len(trial_table), "boxes")]
+    assert [t.name for t in section.tables] == ["boxes_table1"]
+    context.results = None
+    assert boxes_section(context) is None
