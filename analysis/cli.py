@@ -1,0 +1,329 @@
+"""``tracktale analysis``: the report, power by simulation, and simulated participants.
+
+pandas, statsmodels and matplotlib are imported inside the commands, so ``tracktale --help``
+stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tracktale.errors import TracktaleError
+
+_EXISTING = click.Path(exists=True, path_type=Path)
+
+
+@click.group()
+def analysis() -> None:
+    """Analyse human trials and model results: statistics, figures, reports, power."""
+
+
+_human_set_option = click.option(
+    "--stimuli",
+    "stimuli_dirs",
+    type=_EXISTING,
+    multiple=True,
+    help="Human-protocol stimulus set (default: the narrative human protocol, seed 1).",
+)
+
+
+def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
+    from tracktale.analysis.data import load_stimulus_sets
+
+    if paths:
+        return load_stimulus_sets(paths)
+    from tracktale.stimuli.registry import get_paradigm
+
+    return [get_paradigm("narrative").generate_set("human", 1)]
+
+
+@analysis.command()
+@click.option(
+    "--stimuli",
+    "stimuli_dirs",
+    type=_EXISTING,
+    multiple=True,
+    required=True,
+    help="A stimulus set the data refer to (repeat for the human and the model set).",
+)
+@click.option(
+    "--human", type=_EXISTING, help="Human data: the study export folder or a trials file."
+)
+@click.option(
+    "--models", type=_EXISTING, help="Model results: a results store, .parquet or .csv file."
+)
+@click.option(
+    "--out", type=click.Path(path_type=Path), required=True, help="Folder for the report."
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["auto", "statsmodels", "lme4", "none"]),
+    default="auto",
+    show_default=True,
+    help="Mixed-model engine (auto: lme4 when R has it, else statsmodels; none: skip).",
+)
+@click.option("--slopes", is_flag=True, help="By-participant random complexity slopes.")
+@click.option(
+    "--recency",
+    type=click.Choice(["focus", "sentences_since_focus"]),
+    default="focus",
+    show_default=True,
+    help="Recency covariate of the second GLM (focus: the paper's).",
+)
+@click.option(
+    "--task-coding",
+    type=click.Choice(["sum", "treatment"]),
+    default="sum",
+    show_default=True,
+    help="Coding of probing method in the GLMs.",
+)
+@click.option(
+    "--calibrated", is_flag=True, help="Score models by correct_calibrated instead of correct."
+)
+@click.option(
+    "--min-accuracy",
+    type=click.FloatRange(0, 1),
+    default=0.5,
+    show_default=True,
+    help="Exclude a participant from a task below this accuracy on it.",
+)
+@click.option(
+    "--min-comprehension",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Exclude participants below this accuracy on filler questions.",
+)
+@click.option("--keep-incomplete", is_flag=True, help="Keep sessions that were not completed.")
+@click.option(
+    "--keep-unconfirmed",
+    is_flag=True,
+    help="Keep participants who did not confirm attentiveness and no AI assistance.",
+)
+@click.option("--drop-timeouts", is_flag=True, help="Drop timed-out trials (default: incorrect).")
+@click.option(
+    "--model",
+    "model_ids",
+    multiple=True,
+    help="Report only this model id (repeatable; default: every model in --models).",
+)
+@click.option(
+    "--template",
+    "templates",
+    multiple=True,
+    help="Report models only on this object template (repeatable; default: all).",
+)
+@click.option(
+    "--source",
+    "sources",
+    type=click.Choice(["online", "lab", "simulated"]),
+    multiple=True,
+    help="Analyse only sessions from this source (repeatable; default: all).",
+)
+def report(
+    stimuli_dirs: tuple[Path, ...],
+    human: Path | None,
+    models: Path | None,
+    out: Path,
+    engine: str,
+    slopes: bool,
+    recency: str,
+    task_coding: str,
+    calibrated: bool,
+    min_accuracy: float,
+    min_comprehension: float | None,
+    keep_incomplete: bool,
+    keep_unconfirmed: bool,
+    drop_timeouts: bool,
+    model_ids: tuple[str, ...],
+    templates: tuple[str, ...],
+    sources: tuple[str, ...],
+) -> None:
+    """Write every figure and table and one self-contained HTML page into --out."""
+    from tracktale.analysis.exclusions import ExclusionRules
+    from tracktale.analysis.report import ReportOptions, build_report
+
+    if human is None and models is None:
+        raise TracktaleError("give --human, --models or both")
+    rules = ExclusionRules(
+        min_accuracy=min_accuracy,
+        require_completed=not keep_incomplete,
+        require_attentive=not keep_unconfirmed,
+        require_no_ai=not keep_unconfirmed,
+        min_comprehension=min_comprehension,
+        drop_timeouts=drop_timeouts,
+        sources=sources or None,
+    )
+    options = ReportOptions(
+        rules=rules,
+        engine=engine,
+        slopes=slopes,
+        recency=recency,
+        task_coding=task_coding,
+        value="correct_calibrated" if calibrated else "correct",
+        models=model_ids or None,
+        templates=templates or None,
+    )
+    result = build_report(
+        stimuli=stimuli_dirs, out=out, human=human, models=models, options=options
+    )
+    n_figures = sum(len(s.figures) for s in result.sections)
+    n_tables = sum(len(s.tables) for s in result.sections)
+    click.echo(f"wrote {n_figures} figures and {n_tables} tables; report: {result.html_path}")
+
+
+def _simulation_options(command: Any) -> Any:
+    """The generating model's options, shared by ``power`` and ``simulate``."""
+    from tracktale.analysis.simulate import SimulationParams
+
+    defaults = SimulationParams()
+    helps = {
+        "intercept": "Log-odds of a correct answer at mean complexity.",
+        "complexity": "Effect of one complexity level (log-odds).",
+        "task": "Implicit minus explicit (log-odds, sum coding).",
+        "interaction": "Complexity x task (log-odds).",
+        "recency": "Effect of the focus position (log-odds).",
+        "participant_sd": "SD of participants' random intercepts.",
+        "item_sd": "SD of items' random intercepts.",
+        "guessers": "Share of participants answering at chance.",
+    }
+    for name, text in reversed(helps.items()):
+        flag = "--effect-" + name.replace("_", "-")
+        command = click.option(
+            flag, name, type=float, default=getattr(defaults, name), show_default=True, help=text
+        )(command)
+    return command
+
+
+def _params(values: dict[str, Any]) -> Any:
+    from tracktale.analysis.simulate import SimulationParams
+
+    names = ("intercept", "complexity", "task", "interaction", "recency")
+    names += ("participant_sd", "item_sd", "guessers")
+    return SimulationParams(**{name: values.pop(name) for name in names})
+
+
+@analysis.command()
+@_human_set_option
+@click.option(
+    "--sizes",
+    default="10,20,30,40,50,60",
+    show_default=True,
+    help="Participant numbers to simulate (comma-separated).",
+)
+@click.option(
+    "--simulations", type=click.IntRange(1), default=200, show_default=True, help="Per size."
+)
+@click.option(
+    "--term",
+    type=click.Choice(["complexity_c", "task_s", "complexity_c:task_s", "recency_c"]),
+    default="complexity_c",
+    show_default=True,
+    help="The GLM term whose significance counts.",
+)
+@click.option(
+    "--alpha", type=click.FloatRange(0, 1), default=0.05, show_default=True, help="Level."
+)
+@click.option(
+    "--with-recency", is_flag=True, help="Fit the GLM with the focus position as covariate."
+)
+@click.option("--no-exclusions", is_flag=True, help="Do not apply the 50% accuracy exclusion.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulations.")
+@click.option(
+    "--out", type=click.Path(path_type=Path), help="Write power.csv/.tex and the power curve here."
+)
+@_simulation_options
+def power(
+    stimuli_dirs: tuple[Path, ...],
+    sizes: str,
+    simulations: int,
+    term: str,
+    alpha: float,
+    with_recency: bool,
+    no_exclusions: bool,
+    seed: int,
+    out: Path | None,
+    **effects: float,
+) -> None:
+    """Power of the GLM by simulation, with its CI, for a range of sample sizes."""
+    from tracktale.analysis.exclusions import ExclusionRules
+    from tracktale.analysis.power import PowerSettings, power_figure, simulate_power
+    from tracktale.analysis.tables import format_cell, save_table
+
+    try:
+        size_list = [int(part) for part in sizes.split(",") if part.strip()]
+    except ValueError:
+        raise TracktaleError(f"--sizes: {sizes!r} is not a list of integers") from None
+    settings = PowerSettings(
+        sizes=size_list,
+        simulations=simulations,
+        term=term,
+        alpha=alpha,
+        recency="focus" if with_recency else None,
+        rules=None if no_exclusions else ExclusionRules(),
+        seed=seed,
+    )
+    params = _params(dict(effects))
+    stimulus_set = _stimulus_sets(stimuli_dirs)[0]
+    with click.progressbar(length=len(size_list) * simulations, label="simulating") as bar:
+        table = simulate_power(stimulus_set, params, settings, lambda done, total: bar.update(1))
+    for row in table.itertuples():
+        click.echo(
+            f"N={row.participants:>4}  power {format_cell(row.power, 3)} "
+            f"[{format_cell(row.ci_low, 3)}, {format_cell(row.ci_high, 3)}]  "
+            f"mean b={format_cell(row.mean_estimate, 3)}  analysed {row.mean_analysed:.1f}"
+        )
+    if out is not None:
+        save_table(table, out, "power", f"Power for {term} (alpha {alpha})")
+        power_figure(table, out, term)
+        click.echo(f"wrote {out}/power.csv and {out}/power_curve.png")
+
+
+@analysis.command()
+@_human_set_option
+@click.option(
+    "--participants",
+    type=click.IntRange(1),
+    default=48,
+    show_default=True,
+    help="Participants to simulate.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulation.")
+@click.option(
+    "--format",
+    "file_format",
+    type=click.Choice(["csv", "parquet"]),
+    default="csv",
+    show_default=True,
+    help="File format of the export.",
+)
+@click.option(
+    "--out", type=click.Path(path_type=Path), required=True, help="Folder for the export."
+)
+@_simulation_options
+def simulate(
+    stimuli_dirs: tuple[Path, ...],
+    participants: int,
+    seed: int,
+    file_format: str,
+    out: Path,
+    **effects: float,
+) -> None:
+    """Write simulated participants as a study export (trials and participants files)."""
+    from tracktale.analysis.simulate import simulate_human_data
+
+    from tracktale.atomic import atomic_write
+
+    stimulus_set = _stimulus_sets(stimuli_dirs)[0]
+    data = simulate_human_data(stimulus_set, participants, _params(dict(effects)), seed)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, table in (("trials", data.trials), ("participants", data.participants)):
+        path = out / f"{name}.{file_format}"
+        with atomic_write(path, "wb") as handle:
+            if file_format == "csv":
+                handle.write(table.to_csv(index=False, lineterminator="\n").encode("utf-8"))
+            else:
+                table.to_parquet(handle, index=False)
+    click.echo(f"wrote {len(data.trials)} trials of {participants} participants to {out}")

@@ -1,0 +1,210 @@
+"""Report sections of the narrative paradigm: people, models as case studies, manipulation check.
+
+The human section applies the exclusions, fits the paper's two GLMs and the mixed model, and
+draws Figure 3; the model section writes the case-study tables and Figures 4-7 with the
+log-axis scaling, checkpoint and human-distribution figures; the last section is the template
+manipulation check. Each returns ``None`` when its data is absent.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+from tracktale.analysis import casestudies, figures
+from tracktale.analysis.exclusions import apply_exclusions
+from tracktale.analysis.glm import fit_human_glm
+from tracktale.analysis.report import ReportContext, SectionResult
+from tracktale.analysis.stats import accuracy_table
+from tracktale.analysis.tables import SavedTable, save_table
+
+from tracktale.errors import TracktaleError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _pre(text: str) -> str:
+    return f"<pre>{html.escape(text)}</pre>"
+
+
+def _list(lines: list[str]) -> str:
+    return "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ul>"
+
+
+def human_section(context: ReportContext) -> SectionResult | None:
+    """Exclusions, accuracy by complexity, the GLMs, the mixed model and Figure 3."""
+    options = context.options
+    section = SectionResult(title=f"{context.paradigm}: human participants")
+    if context.human is None:
+        figure = figures.humans_vs_reference(
+            None, context.models, context.figures_dir, options.value
+        )
+        if figure is None:
+            return None
+        section.html = "<p>No human data was given.</p>"
+        section.figures.append(figure)
+        return section
+    excluded = apply_exclusions(context.human, context.participants, options.rules)
+    analysed = excluded.trials
+    context.shared["human_analysed"] = analysed
+    tables = context.tables_dir
+    section.tables += [
+        save_table(excluded.summary, tables, "exclusions_summary", "Exclusions per task"),
+        save_table(excluded.log, tables, "exclusions_log", "Every exclusion and its reason"),
+    ]
+    sources = context.human.drop_duplicates("agent")["source"].value_counts()
+    parts = [
+        "<p>Participants by source: "
+        + html.escape(", ".join(f"{k} {v}" for k, v in sources.items()))
+        + ".</p>",
+        "<p>Exclusion rules, in order:</p>",
+        _list(options.rules.describe() + list(excluded.notes)),
+        "<p>"
+        + html.escape(
+            "; ".join(
+                f"{row.task}: {row.analysed} of {row.participants} participants analysed"
+                for row in excluded.summary.itertuples()
+            )
+        )
+        + ".</p>",
+    ]
+    if analysed.empty:
+        section.html = "".join([*parts, "<p>No trials are left after the exclusions.</p>"])
+        return section
+    by_level = accuracy_table(analysed, ["task", "complexity"])
+    overall = accuracy_table(analysed, ["task"])
+    section.tables += [
+        save_table(overall, tables, "human_accuracy", "Human accuracy per task"),
+        save_table(
+            by_level, tables, "human_accuracy_by_complexity", "Human accuracy by complexity"
+        ),
+    ]
+    for recency, name, title in (
+        (None, "glm_complexity", "Logistic GLM: complexity x task (participant-clustered SEs)"),
+        (options.recency, "glm_recency", f"Logistic GLM with recency ({options.recency})"),
+    ):
+        fit = fit_human_glm(analysed, recency=recency, task_coding=options.task_coding)
+        section.tables.append(save_table(fit.table, tables, name, title))
+        parts.append(_pre(fit.to_text()))
+        context.shared[name] = fit
+    if options.engine != "none":
+        text, mixed_tables = _mixed(context, analysed)
+        parts.append(text)
+        section.tables += mixed_tables
+    figure = figures.humans_vs_reference(
+        analysed, context.models, context.figures_dir, options.value
+    )
+    section.figures.append(figure)
+    section.html = "".join(parts)
+    return section
+
+
+def _mixed(context: ReportContext, analysed: pd.DataFrame) -> tuple[str, list[SavedTable]]:
+    from tracktale.analysis.mixed import fit_mixed
+
+    options = context.options
+    try:
+        fit = fit_mixed(
+            analysed, recency=options.recency, engine=options.engine, slopes=options.slopes
+        )
+    except TracktaleError as error:
+        if options.engine != "auto":
+            raise
+        return f"<p>The mixed model could not be fitted: {html.escape(str(error))}</p>", []
+    except (ValueError, ArithmeticError) as error:
+        # An optimiser failing on a small or degenerate sample should not sink the whole report.
+        return f"<p>The mixed model could not be fitted: {html.escape(str(error))}</p>", []
+    random = fit.random.rename(columns={"group": "grouping"})
+    title = f"Logistic mixed model ({fit.engine})"
+    context.shared["mixed"] = fit
+    tables = context.tables_dir
+    fixed_table = save_table(fit.fixed, tables, "mixed_fixed", f"{title}: fixed effects")
+    random_table = save_table(random, tables, "mixed_random", f"{title}: random-effect SDs")
+    return _pre(fit.to_text()), [fixed_table, random_table]
+
+
+def model_section(context: ReportContext) -> SectionResult | None:
+    """Models as case studies: tables and Figures 4-7, checkpoints, human placement."""
+    models = context.models
+    if models is None or models["task"].isin(("explicit", "implicit")).sum() == 0:
+        return None
+    value = context.options.value
+    tables, folder = context.tables_dir, context.figures_dir
+    section = SectionResult(title=f"{context.paradigm}: models as case studies")
+    accuracy = casestudies.model_accuracy(models, ("task", "template", "complexity"), value)
+    section.tables.append(
+        save_table(
+            accuracy, tables, "model_accuracy", "Model accuracy by task, template, complexity"
+        )
+    )
+    notes = [f"correctness column: {value}"]
+    for task in ("implicit", "explicit"):
+        try:
+            scaling = casestudies.scaling_table(models, task=task, value=value)
+        except TracktaleError as error:
+            notes.append(str(error))
+            continue
+        section.tables.append(
+            save_table(scaling, tables, f"scaling_{task}", f"Scaling ({task}, standard template)")
+        )
+        section.figures.append(
+            figures.scaling_log_axis(scaling, folder, name=f"scaling_log_axis_{task}")
+        )
+    section.figures.append(figures.family_scaling(models, folder, value=value))
+    instruction = casestudies.instruction_table(models, value)
+    if not instruction.empty:
+        section.tables.append(
+            save_table(instruction, tables, "instruction_tuning", "Base vs instruct (points)")
+        )
+        section.figures.append(figures.instruction_tuning(instruction, folder))
+    templates = casestudies.template_table(models, value)
+    section.tables.append(save_table(templates, tables, "templates", "Accuracy by template"))
+    section.figures.append(figures.template_robustness(templates, folder))
+    section.figures.append(figures.olmo_instruct_explicit(models, folder, value))
+    checkpoints = casestudies.checkpoint_table(models, value=value)
+    if not checkpoints.empty:
+        section.tables.append(
+            save_table(checkpoints, tables, "checkpoints", "Accuracy across training checkpoints")
+        )
+        section.figures.append(figures.checkpoint_trajectories(checkpoints, folder))
+    analysed = context.shared.get("human_analysed")
+    if analysed is not None and not analysed.empty:
+        placement = casestudies.human_distribution(analysed, models, value)
+        people = casestudies.participant_accuracy(analysed)
+        section.tables.append(
+            save_table(placement, tables, "human_placement", "Models in the human distribution")
+        )
+        section.figures.append(figures.human_distribution_figure(people, placement, folder))
+    section.figures = [f for f in section.figures if f is not None]
+    section.html = _list(notes)
+    return section
+
+
+def manipulation_section(context: ReportContext) -> SectionResult | None:
+    """Sequence log-probability ratios between templates (log10), per model."""
+    from tracktale.analysis.manipulation import template_logprob_ratios
+
+    models = context.models
+    if (
+        models is None
+        or "logprob" not in models.columns
+        or not (models["task"] == "sequence").any()
+    ):
+        return None
+    ratios = template_logprob_ratios(models)
+    section = SectionResult(title=f"{context.paradigm}: template manipulation check")
+    section.tables.append(
+        save_table(ratios, context.tables_dir, "manipulation_check", "log10 likelihood ratios")
+    )
+    figure = figures.manipulation_check(ratios, context.figures_dir)
+    if figure is not None:
+        section.figures.append(figure)
+    lines = [
+        f"{row.label}: {row.template} narratives are 10^{-row.log10_ratio:.1f} times less likely "
+        f"than standard (95% CI 10^{-row.ci_high:.1f} to 10^{-row.ci_low:.1f})"
+        for row in ratios.itertuples()
+        if row.template != "standard"
+    ]
+    section.html = _list(lines)
+    return section

@@ -1,0 +1,388 @@
+"""A fast statistical simulator of human participants in the actual trial design.
+
+Participants answer the items of a human-protocol stimulus set under a Latin square of task
+formats: in list ``A`` the first, third, ... main item of every design cell is probed explicitly
+and the others implicitly; list ``B`` swaps them, so every item is seen in both formats across
+participants and every participant gets half of each cell in each format. Accuracy follows a
+logistic model with the GLM's terms plus participant and item random intercepts; a share of
+participants can be simulated as guessers (to exercise the exclusion rules).
+
+This is the analysis' own simulator (for parameter recovery, power and report tests); the study
+stage has HTTP-level simulated participants that click through the real front end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from tracktale.analysis.data import HumanData
+
+from tracktale.errors import TracktaleError
+from tracktale.stimulus_set import StimulusSet
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+LISTS = ("A", "B")
+
+
+@dataclass(frozen=True)
+class SimulationParams:
+    """The logistic model people are simulated from (log-odds units).
+
+    Defaults give about the paper's accuracies (87% at C1, 70% at C4) and complexity effect.
+
+    Attributes:
+        intercept: Log-odds of a correct answer at mean complexity, averaged over tasks.
+        complexity: Effect of one complexity level (centred).
+        task: Implicit minus explicit (sum coding, as the GLM).
+        interaction: Complexity x task.
+        recency: Effect of the focus position (centred); the paper found none.
+        participant_sd: SD of participants' random intercepts.
+        item_sd: SD of items' random intercepts.
+        guessers: Share of participants who answer at chance (50%) on every trial.
+        filler_accuracy: Accuracy on the comprehension questions of attentive participants.
+        timeout_rate: Share of trials that time out (scored incorrect).
+    """
+
+    intercept: float = 1.35
+    complexity: float = -0.38
+    task: float = 0.25
+    interaction: float = -0.09
+    recency: float = 0.0
+    participant_sd: float = 0.5
+    item_sd: float = 0.2
+    guessers: float = 0.0
+    filler_accuracy: float = 0.92
+    timeout_rate: float = 0.02
+
+    def to_dict(self) -> dict[str, float]:
+        """Plain data for reports."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class HumanDesign:
+    """The trials one participant of each list sees, as parallel columns.
+
+    Attributes:
+        trials: One row per (list, item): ``list_id``, ``item_id``, ``role``, ``task``,
+            ``complexity``, ``focus``, ``complexity_c``, ``focus_c``, ``task_s``, ``answer``.
+        stimulus_sha256: The stimulus set the design comes from.
+    """
+
+    trials: pd.DataFrame
+    stimulus_sha256: str
+
+
+def human_design(stimulus_set: StimulusSet) -> HumanDesign:
+    """The Latin-square design of a human-protocol narrative set.
+
+    Raises:
+        TracktaleError: When the set has no main items with complexity and focus.
+    """
+    import pandas as pd
+
+    main = [item for item in stimulus_set if item.role == "main"]
+    if not main or any("complexity" not in item.condition for item in main):
+        raise TracktaleError("the stimulus set has no main narrative items to simulate")
+    rows = []
+    seen_in_cell: dict[str, int] = {}
+    for item in stimulus_set:
+        condition = item.condition
+        base = {"item_id": item.item_id, "role": item.role, "answer": item.answer}
+        base["complexity"] = condition.get("complexity")
+        base["focus"] = condition.get("focus")
+        if item.role == "filler":
+            formats = ("comprehension", "comprehension")
+        else:
+            key = f"{item.role}/{condition.get('cell')}"
+            index = seen_in_cell[key] = seen_in_cell.get(key, -1) + 1
+            formats = ("explicit", "implicit") if index % 2 == 0 else ("implicit", "explicit")
+        for list_id, task in zip(LISTS, formats, strict=True):
+            rows.append({**base, "list_id": list_id, "task": task})
+    trials = pd.DataFrame(rows)
+    analysed = trials[(trials["role"] == "main") & (trials["list_id"] == LISTS[0])]
+    trials["complexity_c"] = trials["complexity"].astype(float) - analysed["complexity"].mean()
+    trials["focus_c"] = trials["focus"].astype(float) - analysed["focus"].astype(float).mean()
+    trials["task_s"] = (trials["task"] == "implicit").astype(float) - 0.5
+    return HumanDesign(trials=trials, stimulus_sha256=stimulus_set.sha256)
+
+
+def simulate_outcomes(
+    design: HumanDesign, n_participants: int, params: SimulationParams, rng: np.random.Generator
+) -> pd.DataFrame:
+    """Simulated trials in the tidy table's columns (fast: no per-trial records).
+
+    Participants alternate between the lists. Returns one row per trial with ``agent``,
+    ``list_id``, ``item_id``, ``role``, ``task``, ``complexity``, ``focus``, ``correct``,
+    ``timed_out`` and ``guesser``.
+    """
+    import numpy as np
+    import pandas as pd
+
+    if n_participants < 1:
+        raise TracktaleError(f"cannot simulate {n_participants} participants")
+    trials = design.trials
+    rows_of = {k: np.flatnonzero((trials["list_id"] == k).to_numpy()) for k in LISTS}
+    assigned = [rows_of[LISTS[i % len(LISTS)]] for i in range(n_participants)]
+    rows = np.concatenate(assigned)
+    who = np.repeat(np.arange(n_participants), [len(r) for r in assigned])
+    out = trials.iloc[rows].reset_index(drop=True)
+    item_codes, item_ids = pd.factorize(out["item_id"])
+    item_effect = rng.normal(0, params.item_sd, len(item_ids))
+    person_effect = rng.normal(0, params.participant_sd, n_participants)
+    guesser = rng.random(n_participants) < params.guessers
+    complexity, task = out["complexity_c"].to_numpy(), out["task_s"].to_numpy()
+    logit = (
+        params.intercept
+        + person_effect[who]
+        + item_effect[item_codes]
+        + params.complexity * complexity
+        + params.task * task
+        + params.interaction * complexity * task
+        + params.recency * out["focus_c"].to_numpy()
+    )
+    p = 1 / (1 + np.exp(-logit))
+    p = np.where((out["role"] == "filler").to_numpy(), params.filler_accuracy, p)
+    p = np.where(guesser[who], 0.5, p)
+    timed_out = rng.random(len(out)) < params.timeout_rate
+    correct = (rng.random(len(out)) < p) & ~timed_out
+    width = len(str(n_participants))
+    names = np.array([f"sim{i + 1:0{width}d}" for i in range(n_participants)])
+    out = out.drop(columns=["complexity_c", "focus_c", "task_s"])
+    out.insert(0, "agent", names[who])
+    out["correct"] = correct.astype(float)
+    out["timed_out"] = timed_out.astype(float)
+    out["guesser"] = guesser[who]
+    return out
+
+
+def simulate_human_data(
+    stimulus_set: StimulusSet,
+    n_participants: int,
+    params: SimulationParams | None = None,
+    seed: int = 0,
+    study_id: str = "simulated",
+) -> HumanData:
+    """Simulated trials and participants with every field of the trial contract.
+
+    Args:
+        stimulus_set: A human-protocol set (main items, fillers, practice).
+        n_participants: How many participants.
+        params: The generating model.
+        seed: Seed of every random draw.
+        study_id: The study id written into the records.
+
+    Returns:
+        Trials (:class:`~tracktale.trial.TrialRecord` fields, ``source == "simulated"``) and
+        participants (:class:`~tracktale.trial.ParticipantRecord` fields).
+    """
+    import numpy as np
+    import pandas as pd
+
+    params = params or SimulationParams()
+    rng = np.random.default_rng(seed)
+    design = human_design(stimulus_set)
+    outcomes = simulate_outcomes(design, n_participants, params, rng)
+    records = []
+    for participant, trials in outcomes.groupby("agent", sort=True):
+        order = _trial_order(trials, rng)
+        for position, row in enumerate(trials.iloc[order].itertuples(index=False)):
+            item = stimulus_set.get(row.item_id)
+            records.append(_trial_record(row, item, participant, position, study_id, design, rng))
+    participants = pd.DataFrame(
+        [
+            {
+                "participant_id": pid,
+                "study_id": study_id,
+                "source": "simulated",
+                "list_id": group["list_id"].iloc[0],
+                "status": "completed",
+                "attentive": True,
+                "no_ai_assistance": True,
+                "age": int(rng.integers(18, 70)),
+                "gender": str(rng.choice(["female", "male", "prefer not to say"])),
+                "native_language": "English",
+            }
+            for pid, group in outcomes.groupby("agent", sort=True)
+        ]
+    )
+    return HumanData(pd.DataFrame(records), participants, origin="simulated participants")
+
+
+def _trial_order(trials: pd.DataFrame, rng: np.random.Generator) -> list[int]:
+    """Practice first, then main trials and fillers shuffled together."""
+    roles = trials["role"].to_numpy()
+    practice = [i for i, role in enumerate(roles) if role == "practice"]
+    rest = [i for i, role in enumerate(roles) if role != "practice"]
+    return practice + [rest[i] for i in rng.permutation(len(rest))]
+
+
+def _trial_record(
+    row: Any,
+    item: Any,
+    participant: str,
+    position: int,
+    study_id: str,
+    design: HumanDesign,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    correct, timed_out = bool(row.correct), bool(row.timed_out)
+    two_choice = row.task != "explicit"
+    if timed_out:
+        response = None
+    elif row.task == "explicit":
+        response = item.answer if correct else _wrong_container(item)
+    else:
+        response = (item.choice.good if correct else item.choice.bad).strip()
+    return {
+        "client_trial_id": f"{participant}-{position}",
+        "participant_id": participant,
+        "study_id": study_id,
+        "source": "simulated",
+        "stimulus_sha256": design.stimulus_sha256,
+        "item_id": row.item_id,
+        "role": row.role,
+        "task": row.task,
+        "list_id": row.list_id,
+        "block": 0 if row.role == "practice" else 1,
+        "trial_index": position,
+        "response": response,
+        "correct": correct,
+        "timed_out": timed_out,
+        "reading_time_ms": float(min(40000.0, rng.lognormal(9.3, 0.35))),
+        "reading_timed_out": False,
+        "response_time_ms": None if timed_out else float(min(15000.0, rng.lognormal(8.1, 0.4))),
+        "good_side": str(rng.choice(["left", "right"])) if two_choice else None,
+        "screen_width": 1280,
+        "screen_height": 800,
+        "blur_count": 0,
+        "hidden_count": 0,
+    }
+
+
+def _wrong_container(item: Any) -> str:
+    containers = [c.get("noun") for c in item.truth.get("containers", []) if isinstance(c, dict)]
+    wrong = [c for c in containers if c and c != item.answer]
+    return wrong[0] if wrong else "nothing"
+
+
+def simulate_model_results(
+    stimulus_set: StimulusSet,
+    models: dict[str, list[str]] | list[str],
+    seed: int = 0,
+    complexity_slope: float = -0.3,
+) -> pd.DataFrame:
+    """Results-store rows for made-up models, for tests and demonstrations.
+
+    A model's ability grows with its nominal size (from :mod:`tracktale.analysis.catalog`),
+    base models are near chance on the explicit task, and checkpoint revisions (``stepN``) are
+    weaker the earlier they are. Sequence log-probabilities fall with story length and are lower
+    for the pseudoword and improbable templates.
+
+    Args:
+        stimulus_set: The set the models were "scored" on (its main items are used).
+        models: Model ids, or model id -> revisions (``""`` for the final model).
+        seed: Seed of every random draw.
+        complexity_slope: Log-odds change per complexity level.
+
+    Returns:
+        One row per (model, revision, item, task) with the results store's columns.
+    """
+    import numpy as np
+    import pandas as pd
+    from tracktale.analysis.catalog import describe_model, training_step
+
+    rng = np.random.default_rng(seed)
+    revisions = models if isinstance(models, dict) else {m: [""] for m in models}
+    items = [item for item in stimulus_set if item.role == "main"]
+    rows = []
+    for model_id, model_revisions in revisions.items():
+        description = describe_model(model_id)
+        size = description.nominal_parameters
+        ability = -1.0 + 0.9 * np.log10((1e9 if math.isnan(size) else size) / 1e7)
+        for revision in model_revisions:
+            step = training_step(revision)
+            trained = 1.0 if math.isnan(step) else min(1.0, np.log10(step + 10) / np.log10(143010))
+            for item in items:
+                rows += _model_rows(
+                    item,
+                    model_id,
+                    revision,
+                    description,
+                    ability * trained,
+                    complexity_slope,
+                    stimulus_set.sha256,
+                    rng,
+                )
+    return pd.DataFrame(rows)
+
+
+_TEMPLATE_PENALTY = {"standard": 0.0, "pseudoword": -50.0, "improbable": -28.0}
+
+
+def _model_rows(
+    item: Any,
+    model_id: str,
+    revision: str,
+    description: Any,
+    ability: float,
+    slope: float,
+    sha: str,
+    rng: np.random.Generator,
+) -> list[dict[str, Any]]:
+    complexity = float(item.condition.get("complexity", 1))
+    common = {
+        "model_id": model_id,
+        "revision": revision,
+        "resolved_sha": hashlib.sha1(f"{model_id}@{revision}".encode()).hexdigest(),
+        "item_id": item.item_id,
+        "stimulus_sha256": sha,
+        "paradigm": item.paradigm,
+        "backend": "simulated",
+        "dtype": "float32",
+        "device": "cpu",
+        "bos_policy": "none",
+        "n_parameters": description.nominal_parameters,
+    }
+    rows = []
+    for task in ("implicit", "explicit"):
+        logit = ability + slope * (complexity - 3)
+        if task == "explicit" and not description.instruct:
+            logit = -1.5
+        correct = bool(rng.random() < 1 / (1 + math.exp(-logit)))
+        good = float(rng.normal(-20, 3))
+        bad = good - (1 if correct else -1) * float(rng.exponential(1.5))
+        rows.append(
+            {
+                **common,
+                "task": task,
+                "correct": correct,
+                "correct_calibrated": bool(rng.random() < 1 / (1 + math.exp(-logit - 0.1))),
+                "logprob_good": good if task == "implicit" else None,
+                "logprob_bad": bad if task == "implicit" else None,
+                "n_tokens_good": 14 if task == "implicit" else None,
+                "n_tokens_bad": 14 if task == "implicit" else None,
+                "output": (item.answer if correct else "table") if task == "explicit" else None,
+                "prompt_format": ("chat" if description.instruct else "plain")
+                if task == "explicit"
+                else None,
+            }
+        )
+    n_words = float(item.meta.get("n_words", 40))
+    penalty = _TEMPLATE_PENALTY.get(str(item.condition.get("template")), 0.0)
+    rows.append(
+        {
+            **common,
+            "task": "sequence",
+            "correct": None,
+            "logprob": float(-3.2 * n_words + penalty + rng.normal(0, 6)),
+            "n_tokens": int(1.3 * n_words),
+        }
+    )
+    return rows

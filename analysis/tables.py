@@ -1,0 +1,91 @@
+"""Tables as CSV (full precision) and LaTeX (booktabs, rounded), each written atomically."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tracktale.atomic import atomic_write_text
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+@dataclass(frozen=True)
+class SavedTable:
+    """A table written as CSV and LaTeX.
+
+    Attributes:
+        name: The file stem.
+        title: What it shows (the caption).
+        table: The data.
+        paths: ``{"csv": ..., "tex": ...}``.
+    """
+
+    name: str
+    title: str
+    table: pd.DataFrame
+    paths: dict[str, Path]
+
+
+def latex_escape(text: str) -> str:
+    """Escape LaTeX's special characters."""
+    return "".join(_LATEX_SPECIAL.get(char, char) for char in text)
+
+
+def format_cell(value: Any, digits: int = 3) -> str:
+    """A value as a table shows it: floats rounded, missing values empty."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if value != 0 and (abs(value) >= 1e6 or abs(value) < 10**-digits):
+            return f"{value:.{digits}g}"
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def to_latex(table: pd.DataFrame, caption: str, label: str, digits: int = 3) -> str:
+    """A booktabs ``table`` environment (the document needs the booktabs package)."""
+    numeric = [table[c].dtype.kind in "fiu" for c in table.columns]
+    spec = "".join("r" if n else "l" for n in numeric)
+    lines = [
+        r"\begin{table}[ht]",
+        r"\centering",
+        rf"\caption{{{latex_escape(caption)}}}",
+        rf"\label{{tab:{latex_escape(label)}}}",
+        rf"\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(latex_escape(str(c)) for c in table.columns) + r" \\",
+        r"\midrule",
+    ]
+    for row in table.itertuples(index=False):
+        cells = [latex_escape(format_cell(v, digits)) for v in row]
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
+    return "\n".join(lines)
+
+
+def save_table(table: pd.DataFrame, folder: Path, name: str, title: str) -> SavedTable:
+    """Write ``table`` as ``name.csv`` and ``name.tex`` into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    csv_path, tex_path = folder / f"{name}.csv", folder / f"{name}.tex"
+    atomic_write_text(csv_path, table.to_csv(index=False, lineterminator="\n"))
+    atomic_write_text(tex_path, to_latex(table, title, name))
+    return SavedTable(name=name, title=title, table=table, paths={"csv": csv_path, "tex": tex_path})

@@ -1,0 +1,54 @@
+"""Fixtures of the analysis tests: simulated people and models on small stimulus sets."""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from tests.conftest import _generated
+
+MODELS = {
+    "EleutherAI/pythia-70m": [""],
+    "EleutherAI/pythia-1.4b": ["", "step1000", "step64000"],
+    "EleutherAI/pythia-12b": [""],
+    "allenai/OLMo-2-0425-1B": [""],
+    "allenai/OLMo-2-0425-1B-Instruct": [""],
+    "meta-llama/Llama-3.3-70B-Instruct": [""],
+}
+
+
+@pytest.fixture(scope="session")
+def small_model_set():
+    """A model-protocol set with 4 items per cell and template (132 items)."""
+    return _generated("narrative", "model", 1, (("per_condition", 4),))
+
+
+@functools.cache
+def _simulated_human(n: int, seed: int, guessers: float):
+    from tracktale.analysis.simulate import SimulationParams, simulate_human_data
+
+    human_set = _generated("narrative", "human", 1)
+    return simulate_human_data(human_set, n, SimulationParams(guessers=guessers), seed=seed)
+
+
+@pytest.fixture(scope="session")
+def simulated_human():
+    """48 simulated participants (10% guessers) on the default human set."""
+    return _simulated_human(48, 7, 0.1)
+
+
+@pytest.fixture(scope="session")
+def model_results(small_model_set):
+    from tracktale.analysis.simulate import simulate_model_results
+
+    return simulate_model_results(small_model_set, MODELS, seed=3)
+
+
+@pytest.fixture(scope="session")
+def trial_table(human_set, small_model_set, simulated_human, model_results):
+    """The tidy table of the simulated people and models."""
+    from tracktale.analysis.data import build_trial_table, item_table, load_model_results
+
+    items = item_table([human_set, small_model_set])
+    return build_trial_table(items, simulated_human, load_model_results(model_results))

@@ -1,0 +1,114 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+import statsmodels.formula.api as smf
+from tracktale.analysis.glm import design_frame, fit_human_glm
+from tracktale.analysis.simulate import SimulationParams, human_design, simulate_outcomes
+
+from tracktale.errors import TracktaleError
+
+
+def _simulate(design, n, params, seed):
+    return simulate_outcomes(design, n, params, np.random.default_rng(seed)).query("role == 'main'")
+
+
+def test_clustered_standard_errors_equal_a_direct_statsmodels_fit(human_set):
+    trials = _simulate(human_design(human_set), 30, SimulationParams(), 1)
+    fit = fit_human_glm(trials)
+    frame = trials.copy()
+    frame["complexity_c"] = frame["complexity"] - frame["complexity"].mean()
+    frame["task_s"] = (frame["task"] == "implicit") - 0.5
+    direct = smf.glm(
+        "correct ~ complexity_c * task_s", data=frame, family=sm.families.Binomial()
+    ).fit(cov_type="cluster", cov_kwds={"groups": pd.factorize(frame["agent"])[0]})
+    table = fit.table.set_index("term")
+    assert table["b"].to_numpy() == pytest.approx(direct.params.to_numpy(), rel=1e-8)
+    assert table["se"].to_numpy() == pytest.approx(direct.bse.to_numpy(), rel=1e-8)
+    assert table["p"].to_numpy() == pytest.approx(direct.pvalues.to_numpy(), rel=1e-6)
+    naive = smf.glm("correct ~ complexity_c * task_s", data=frame, family=sm.families.Binomial())
+    # Clustering matters here: the naive SEs differ, so the equality above is not vacuous.
+    assert not np.allclose(naive.fit().bse, direct.bse, rtol=1e-3)
+    assert fit.n_clusters == 30 and fit.n_obs == len(trials)
+
+
+def test_missing_values_are_dropped_before_the_cluster_groups_are_built(human_set):
+    trials = _simulate(human_design(human_set), 24, SimulationParams(), 2).reset_index(drop=True)
+    holed = trials.astype({"complexity": float}).copy()
+    # Holes at the start of some clusters: misaligned groups would shift every later row.
+    holed.loc[[0, 1, 40, 41, 42, 300], "complexity"] = math.nan
+    fit = fit_human_glm(holed)
+    clean = fit_human_glm(holed.dropna(subset=["complexity"]))
+    assert fit.n_dropped == 6 and fit.n_obs == len(trials) - 6
+    pd.testing.assert_frame_equal(fit.table, clean.table)
+    frame, dropped = design_frame(holed)
+    assert dropped == 6 and not frame.isna().any().any()
+
+
+def test_parameter_recovery_in_the_human_design(human_set):
+    """The true coefficients lie inside the 95% CIs in most of 20 seeded simulated studies."""
+    truth = SimulationParams(
+        intercept=1.2,
+        complexity=-0.4,
+        task=0.3,
+        interaction=-0.2,
+        participant_sd=0.0,
+        item_sd=0.0,
+        timeout_rate=0.0,
+    )
+    design = human_design(human_set)
+    targets = {
+        "Intercept": truth.intercept,
+        "complexity_c": truth.complexity,
+        "task_s": truth.task,
+        "complexity_c:task_s": truth.interaction,
+    }
+    covered = dict.fromkeys(targets, 0)
+    estimates = {term: [] for term in targets}
+    for seed in range(20):
+        table = fit_human_glm(_simulate(design, 40, truth, seed)).table.set_index("term")
+        for term, value in targets.items():
+            low = table.loc[term, "b"] - 1.96 * table.loc[term, "se"]
+            high = table.loc[term, "b"] + 1.96 * table.loc[term, "se"]
+            covered[term] += low <= value <= high
+            estimates[term].append(table.loc[term, "b"])
+    # Nominal coverage is 95%: 16 of 20 has probability < 2% of failing by chance.
+    assert all(count >= 16 for count in covered.values()), covered
+    assert np.mean(estimates["complexity_c"]) == pytest.approx(truth.complexity, abs=0.06)
+
+
+def test_the_recency_model_adds_the_covariate_and_reports_odds_ratios(human_set):
+    trials = _simulate(human_design(human_set), 30, SimulationParams(recency=0.0), 3)
+    fit = fit_human_glm(trials, recency="focus")
+    row = fit.coefficient("recency_c")
+    assert row["or_low"] < row["odds_ratio"] < row["or_high"]
+    assert row["odds_ratio"] == pytest.approx(math.exp(row["b"]))
+    assert "recency (centred)" in fit.to_text()
+    with pytest.raises(TracktaleError, match="no term 'age'"):
+        fit.coefficient("age")
+
+
+def test_one_task_gives_a_model_without_task_terms(human_set):
+    trials = _simulate(human_design(human_set), 20, SimulationParams(), 4)
+    fit = fit_human_glm(trials[trials["task"] == "implicit"])
+    assert list(fit.table["term"]) == ["Intercept", "complexity_c"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"task_coding": "helmert"}, "unknown task coding 'helmert'"),
+        ({"recency": "age"}, "unknown recency covariate 'age'"),
+    ],
+)
+def test_bad_options_are_named(human_set, kwargs, message):
+    trials = _simulate(human_design(human_set), 4, SimulationParams(), 5)
+    with pytest.raises(TracktaleError, match=message):
+        fit_human_glm(trials, **kwargs)
+
+
+def test_a_table_without_the_design_columns_is_refused():
+    with pytest.raises(TracktaleError, match="no column 'complexity'"):
+        fit_human_glm(pd.DataFrame({"correct": [1.0], "task": ["explicit"], "agent": ["a"]}))

@@ -1,0 +1,205 @@
+import re
+
+import pytest
+from tracktale.analysis import report as report_module
+from tracktale.analysis.data import select
+from tracktale.analysis.report import ReportOptions, SectionResult, build_report, run_sections
+
+from tests.tracktale.test_cli import run
+from tracktale.stimulus_set import write_stimulus_set
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory, human_set, small_model_set, simulated_human, model_results):
+    root = tmp_path_factory.mktemp("report-inputs")
+    write_stimulus_set(human_set, root / "human-set")
+    write_stimulus_set(small_model_set, root / "model-set")
+    (root / "export").mkdir()
+    simulated_human.trials.to_csv(root / "export" / "trials.csv", index=False)
+    simulated_human.participants.to_csv(root / "export" / "participants.csv", index=False)
+    model_results.to_parquet(root / "results.parquet")
+    return root
+
+
+def _argv(inputs, out, *extra):
+    return [
+        "analysis", "report",
+        "--stimuli", str(inputs / "human-set"),
+        "--stimuli", str(inputs / "model-set"),
+        "--human", str(inputs / "export"),
+        "--models", str(inputs / "results.parquet"),
+        "--out", str(out),
+        *extra,
+    ]  # fmt: skip
+
+
+def test_the_report_from_simulated_people_and_a_results_file(inputs, tmp_path, capsys):
+    out = tmp_path / "report"
+    status, stdout, _ = run(_argv(inputs, out, "--engine", "statsmodels"), capsys)
+    assert status == 0 and "report:" in stdout
+    page = (out / "report.html").read_text()
+    # Self-contained: every image is embedded, nothing is fetched from elsewhere.
+    assert page.count("src='data:image/png;base64,") >= 9
+    assert not re.search(r"src=['\"]http", page) and "<script" not in page
+    for expected in (
+        "Exclusion rules, in order",
+        "accuracy below 50% on a task excludes from that task",
+        "participants analysed",
+        "complexity x task",
+        "mixed model (statsmodels)",
+        "times less likely than standard",
+    ):
+        assert expected in page, expected
+    figures = {p.name for p in (out / "figures").iterdir()}
+    for name in ("fig3_humans_vs_reference", "fig4_scaling", "fig5_instruction_tuning",
+                 "fig6_templates", "fig7_olmo_instruct_explicit"):  # fmt: skip
+        assert {f"{name}.png", f"{name}.pdf", f"{name}.svg"} <= figures
+    tables = {p.name for p in (out / "tables").iterdir()}
+    assert {"glm_complexity.csv", "glm_recency.tex", "exclusions_summary.csv"} <= tables
+    assert (out / "trial_table.csv").stat().st_size > 0
+
+
+def test_a_report_of_models_alone(inputs, tmp_path):
+    result = build_report(
+        stimuli=[inputs / "model-set"],
+        models=inputs / "results.parquet",
+        out=tmp_path,
+        options=ReportOptions(engine="none"),
+    )
+    titles = [section.title for section in result.sections]
+    assert titles == [
+        "narrative: human participants",
+        "narrative: models as case studies",
+        "narrative: template manipulation check",
+    ]
+    assert "No human data was given" in result.html_path.read_text()
+
+
+def test_sections_plug_in_through_the_registry(trial_table, tmp_path, monkeypatch):
+    def extra(context):
+        return SectionResult(title="extra", html=f"<p>{len(context.models)} model rows</p>")
+
+    monkeypatch.setitem(report_module.SECTIONS, "narrative", [extra])
+    other = trial_table.assign(paradigm="chess")
+    sections = run_sections(trial_table.head(0), None, tmp_path, ReportOptions())
+    assert sections == []
+    sections = run_sections(trial_table, None, tmp_path, ReportOptions())
+    assert [s.title for s in sections] == ["extra"]
+    sections = run_sections(other, None, tmp_path, ReportOptions())
+    assert "No report sections are registered for chess" in sections[0].html
+
+
+@pytest.mark.parametrize(
+    ("mutate", "fragment"),
+    [
+        (lambda t: t.drop(columns=["item_id"]), "column 'item_id' is missing"),
+        (lambda t: t.assign(task="recall"), "task 'recall' is not one of"),
+        (lambda t: t.assign(correct="maybe"), "correct 'maybe' is not true or false"),
+    ],
+)
+def test_bad_human_data_gets_a_one_line_error(inputs, tmp_path, capsys, mutate, fragment):
+    import pandas as pd
+
+    export = tmp_path / "bad"
+    export.mkdir()
+    mutate(pd.read_csv(inputs / "export" / "trials.csv")).to_csv(export / "trials.csv")
+    (export / "participants.csv").write_text((inputs / "export" / "participants.csv").read_text())
+    argv = _argv(inputs, tmp_path / "out")
+    argv[argv.index("--human") + 1] = str(export)
+    status, _, err = run(argv, capsys)
+    assert status == 1 and fragment in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_report_needs_some_data(inputs, tmp_path, capsys):
+    argv = ["analysis", "report", "--stimuli", str(inputs / "human-set"), "--out", str(tmp_path)]
+    status, _, err = run(argv, capsys)
+    assert status == 1 and "give --human, --models or both" in err
+
+
+def test_results_on_another_stimulus_set_are_refused(inputs, tmp_path, capsys):
+    argv = _argv(inputs, tmp_path / "out")
+    argv.pop(argv.index(str(inputs / "model-set")) - 1)
+    argv.remove(str(inputs / "model-set"))
+    status, _, err = run(argv, capsys)
+    assert status == 1 and "is not in the given stimulus sets" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        (["--template", "fancy"], "unknown template 'fancy' (the data has: improbable, "),
+        (["--model", "gpt-9"], "unknown agent 'gpt-9'"),
+        (
+            ["--model", "EleutherAI/pythia-70m", "--template", "nothing"],
+            "unknown template 'nothing'",
+        ),
+    ],
+)
+def test_an_unknown_template_or_model_is_named(inputs, tmp_path, capsys, extra, fragment):
+    status, _, err = run(_argv(inputs, tmp_path / "out", *extra), capsys)
+    assert status == 1 and fragment in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_empty_selection_is_named(trial_table):
+    from tracktale.analysis.report import restrict_models
+
+    from tracktale.errors import TracktaleError
+
+    humans_only = trial_table[trial_table["agent_kind"] == "human"]
+    with pytest.raises(TracktaleError, match="none were given"):
+        restrict_models(humans_only, ReportOptions(templates=("standard",)))
+    # Both values exist, but only pythia-1.4b has checkpoints: the combination is empty.
+    with pytest.raises(TracktaleError, match="no trials match agent=.*revision=step1000"):
+        select(trial_table, agent="EleutherAI/pythia-70m", revision="step1000")
+    kept = restrict_models(trial_table, ReportOptions(models=("EleutherAI/pythia-70m",)))
+    assert set(kept.loc[kept["agent_kind"] == "model", "agent"]) == {"EleutherAI/pythia-70m"}
+
+
+def test_sections_that_write_files_become_report_sections(tmp_path):
+    import pandas as pd
+    from tracktale.analysis.report import render_html, section_from_files
+
+    pd.DataFrame({"model": ["m"], "score": [0.5]}).to_csv(tmp_path / "scores.csv", index=False)
+    (tmp_path / "scores.tex").write_text("tex")
+    from tracktale.analysis.style import new_figure, save_figure, styled
+
+    with styled():
+        save_figure(new_figure(1), tmp_path, "curve", "curve")
+    files = [tmp_path / name for name in ("scores.csv", "scores.tex", "curve.png", "curve.svg")]
+    section = section_from_files("boxes: models", files)
+    assert [f.name for f in section.figures] == ["curve"]
+    assert set(section.figures[0].paths) == {"png", "svg"}
+    assert section.tables[0].table.loc[0, "score"] == 0.5
+    assert "data:image/png;base64," in render_html([section], [], ReportOptions())
+
+
+def test_the_boxes_analysis_plugs_in_through_its_file_writing_function(
+    trial_table, tmp_path, monkeypatch
+):
+    import sys
+    import types
+
+    from tracktale.analysis.report import ReportContext, boxes_section
+
+    calls = []
+
+    def write_boxes(results, stimulus_set, out_dir):
+        calls.append((len(results), stimulus_set.manifest.paradigm))
+        out_dir.mkdir(parents=True, exist_ok=True)
+        results.head(2).to_csv(out_dir / "boxes_table1.csv", index=False)
+        return [out_dir / "boxes_table1.csv"]
+
+    fake = types.ModuleType("tracktale.analysis.boxes")
+    fake.boxes_section = write_boxes
+    monkeypatch.setitem(sys.modules, "tracktale.analysis.boxes", fake)
+    boxes_set = types.SimpleNamespace(manifest=types.SimpleNamespace(paradigm="boxes"))
+    context = ReportContext(
+        paradigm="boxes", human=None, participants=None, models=None, options=ReportOptions(),
+        figures_dir=tmp_path / "figures", tables_dir=tmp_path / "tables",
+        stimulus_sets=[boxes_set], results=trial_table,
+    )  # fmt: skip
+    section = boxes_section(context)
+    assert calls == [(len(trial_table), "boxes")]
+    assert [t.name for t in section.tables] == ["boxes_table1"]
+    context.results = None
+    assert boxes_section(context) is None
