@@ -92,6 +92,9 @@ class Item:
     messages: tuple[Mapping[str, str], ...] | None = None
     truth: Mapping[str, Any] = field(default_factory=dict)
     meta: Mapping[str, Any] = field(default_factory=dict)
+    _line: str | None = field(default=None, init=False, repr=False, compare=False)
+    """The canonical JSON line, computed once where the item is created or read (items are
+    immutable), so writing a large set does not serialise every item a second time."""
 
     @classmethod
     def create(cls, **fields: Any) -> Item:
@@ -105,8 +108,11 @@ class Item:
         """
         draft = cls(item_id="", **fields)
         data = draft.to_dict()
-        data.pop("item_id")
-        return item_from_dict({**data, "item_id": content_id(data)})
+        head, tail = _halves(data)
+        data["item_id"] = item_id = _hash(head + tail)
+        item = item_from_dict(data, check_id=False)
+        object.__setattr__(item, "_line", head + _ID_MEMBER + canonical_json(item_id) + tail)
+        return item
 
     def to_dict(self) -> dict[str, Any]:
         """The item as plain JSON-ready data (the JSONL line's content)."""
@@ -127,14 +133,20 @@ class Item:
 
     def to_json(self) -> str:
         """One canonical JSON line (sorted keys, no extra whitespace)."""
-        return canonical_json(self.to_dict())
+        if self._line is None:
+            object.__setattr__(self, "_line", canonical_json(self.to_dict()))
+        return self._line
+
+
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+)
 
 
 def canonical_json(data: Any) -> str:
     """JSON with sorted keys and compact separators: equal data gives equal bytes."""
-    return json.dumps(
-        data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    )
+    # What json.dumps does with these arguments, without building an encoder per call.
+    return _ENCODER.encode(data)
 
 
 def content_id(data: Mapping[str, Any]) -> str:
@@ -147,7 +159,30 @@ def content_id(data: Mapping[str, Any]) -> str:
         The first 16 hex digits of the hash.
     """
     payload = {key: value for key, value in data.items() if key != "item_id"}
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()[:16]
+    return _hash(canonical_json(payload))
+
+
+def _hash(payload: str) -> str:
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+_BEFORE_ID = ("answer", "choice", "condition", "context")
+"""The item fields whose names sort before ``item_id``: the id's member follows theirs."""
+_ID_MEMBER = ',"item_id":'
+
+
+def _halves(data: Mapping[str, Any]) -> tuple[str, str]:
+    """The canonical JSON of ``data`` without ``item_id``, cut where the id's member goes.
+
+    Keys are sorted, so the canonical JSON of a whole item is the members of
+    :data:`_BEFORE_ID`, then ``item_id``'s, then the rest: ``head + tail`` is the payload
+    :func:`content_id` hashes and ``head + id member + tail`` the item's line.
+    """
+    head = canonical_json({key: data[key] for key in _BEFORE_ID})
+    tail = canonical_json(
+        {key: value for key, value in data.items() if key not in _BEFORE_ID and key != "item_id"}
+    )
+    return head[:-1], "," + tail[1:]
 
 
 _FIELDS = (
@@ -221,10 +256,16 @@ def item_from_dict(data: Mapping[str, Any], *, check_id: bool = True) -> Item:
         truth=dict(data.get("truth", {})),
         meta=dict(data.get("meta", {})),
     )
-    if check_id and item.item_id != content_id(item.to_dict()):
-        raise TracktaleError(
-            f"item_id {item.item_id!r} does not match the item's content (was it edited by hand?)"
-        )
+    if check_id:
+        # One serialisation gives both the canonical line (kept for writing and for the
+        # reader's canonical-form check) and, without the id's member, the hashed payload.
+        head, tail = _halves(item.to_dict())
+        if item.item_id != _hash(head + tail):
+            raise TracktaleError(
+                f"item_id {item.item_id!r} does not match the item's content "
+                "(was it edited by hand?)"
+            )
+        object.__setattr__(item, "_line", head + _ID_MEMBER + canonical_json(item.item_id) + tail)
     return item
 
 
@@ -271,8 +312,18 @@ def _messages_from(data: Any) -> tuple[Mapping[str, str], ...] | None:
     return tuple(dict(m) for m in data)
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _plain(value: Any) -> Any:
     """Deep-copy mappings and sequences into JSON-ready dicts and lists."""
+    # Exact-type checks first: large truths are long lists of scalars, and the ABC checks
+    # below cost more than the copy itself.
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is list or kind is tuple:
+        return [inner if type(inner) in _SCALARS else _plain(inner) for inner in value]
     if isinstance(value, Mapping):
         return {str(key): _plain(inner) for key, inner in value.items()}
     if isinstance(value, list | tuple):

@@ -279,7 +279,7 @@ def _read_line(number: int, line: bytes) -> LineReport:
         data = json.loads(line.decode("utf-8"))
         if isinstance(data, dict) and isinstance(data.get("item_id"), str):
             item_id = data["item_id"]
-        item = item_from_dict(data)
+        item = item_from_dict(data)  # checks the id and keeps the item's canonical line
         if line.decode("utf-8") != item.to_json():
             raise TracktaleError("line is not in canonical form (edited by hand?)")
         return LineReport(number, item, None, item.item_id)
