@@ -10,6 +10,7 @@ from tracktale.errors import TracktaleError
 
 _PARADIGMS = {
     "narrative": "tracktale.stimuli.narrative:PARADIGM",
+    "arithmetic": "tracktale.stimuli.arithmetic:PARADIGM",
 }
 
 

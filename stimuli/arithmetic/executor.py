@@ -1,0 +1,257 @@
+"""The reference executor: parses a rendered procedure and runs it, never calling ``eval``.
+
+The grammar is exactly what :mod:`.render` writes, line by line::
+
+    function(x, y):
+    Let S1 = x
+    Let S2 = y
+    Step 1: S3 = S1 + S2            (Step n assigns S<n+2>; operands are earlier variables)
+    ...
+    Final Step: Return S<n+2>
+
+and a context adds ``Procedure:`` above it and ``Inputs:`` / ``x = 5, y = 8`` below. Anything
+else is a :class:`ProcedureError` naming the line.
+
+Arithmetic follows Python's numbers, as the paper's executor did (it ran each step with
+``eval``), with every IEEE-754 edge case made explicit instead of raising:
+
+- an input written as an integer (``7``) is an exact integer, one with a decimal point
+  (``7.0``) a binary64 float; ``+``, ``-`` and ``*`` keep two integers exact, ``/`` is true
+  division (correctly rounded) and anything involving a float is binary64 arithmetic;
+- division by zero gives ``inf`` or ``-inf`` (sign of dividend times sign of the zero) and
+  ``0 / 0`` or ``nan / 0`` gives ``nan``;
+- overflow gives ``inf`` (a float beyond binary64's range, an integer beyond it, or an
+  integer quotient too large for a float);
+- ``nan`` and ``inf`` then propagate by IEEE rules (``inf - inf`` is ``nan``, ``x / inf`` is 0).
+
+Each step where such a case arises is recorded in :attr:`Execution.flags`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from tracktale.errors import TracktaleError
+
+Number = int | float
+
+HEADER = ("function(x, y):", "Let S1 = x", "Let S2 = y")
+_STEP = re.compile(r"^Step (\d+): S(\d+) = S([1-9]\d*) ([-+*/]) S([1-9]\d*)$", re.MULTILINE)
+_RETURN = re.compile(r"Final Step: Return S(\d+)")
+_INPUTS = re.compile(r"x = (-?\d+(?:\.\d+)?), y = (-?\d+(?:\.\d+)?)")
+_INT_LITERAL = re.compile(r"-?\d+")
+_NUMERALS = [str(number) for number in range(10_000)]
+_INDEX = {numeral: number for number, numeral in enumerate(_NUMERALS)}
+_LIMIT = int(sys.float_info.max)
+"""The largest integer a binary64 float can hold; beyond it an exact integer overflows."""
+
+FLAG_NAMES = ("division_by_zero", "overflow", "invalid")
+"""Per-step IEEE edge cases. ``division_by_zero``: the divisor is zero (whatever the dividend).
+``overflow``: finite operands, infinite result, divisor not zero. ``invalid``: operands not NaN,
+result NaN (``inf - inf``, ``0 * inf``, ``inf / inf``, ``0 / 0``)."""
+
+
+class ProcedureError(TracktaleError):
+    """A procedure text that does not follow the grammar."""
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What running a procedure gives.
+
+    Attributes:
+        values: Every variable's value, ``values[0]`` being S1 (so S<k> is ``values[k - 1]``).
+        returned: The index (k of S<k>) of the returned variable.
+        flags: For each name in :data:`FLAG_NAMES`, the step numbers where it arose.
+    """
+
+    values: tuple[Number, ...]
+    returned: int
+    flags: dict[str, list[int]] = field(default_factory=dict)
+
+    @property
+    def result(self) -> Number:
+        """The returned value: the reference answer."""
+        return self.values[self.returned - 1]
+
+
+def parse_literal(text: str) -> Number:
+    """An input as written in a procedure's inputs line: ``8`` is an int, ``8.0`` a float.
+
+    Raises:
+        ProcedureError: If ``text`` is not a plain decimal literal.
+    """
+    if not re.fullmatch(r"-?\d+(?:\.\d+)?", text):
+        raise ProcedureError(f"input {text!r} is not a decimal number")
+    return int(text) if _INT_LITERAL.fullmatch(text) else float(text)
+
+
+def format_value(value: Number) -> str:
+    """A value as stored in an item's truth: ``13``, ``13.0``, ``0.1``, ``inf``, ``nan``.
+
+    Integers print exactly and floats as Python's shortest round-tripping repr (``repr`` does
+    both), so :func:`parse_value` restores the same number of the same type.
+    """
+    return repr(value)
+
+
+def format_values(values: Sequence[Number]) -> list[str]:
+    """:func:`format_value` of each value."""
+    return list(map(repr, values))
+
+
+def parse_value(text: str) -> Number:
+    """Inverse of :func:`format_value`.
+
+    Raises:
+        ProcedureError: If ``text`` is not a stored value.
+    """
+    if _INT_LITERAL.fullmatch(text):
+        return int(text)
+    try:
+        return float(text)
+    except ValueError:
+        raise ProcedureError(f"{text!r} is not a stored value") from None
+
+
+def split_context(context: str) -> tuple[str, Number, Number]:
+    """The procedure text and the two inputs of an item's context.
+
+    Raises:
+        ProcedureError: If the context is not ``Procedure:``, the procedure, ``Inputs:`` and
+            the inputs line.
+    """
+    head, _, rest = context.partition("\n")
+    procedure, marker, inputs = rest.rpartition("\nInputs:\n")
+    if head != "Procedure:" or not marker:
+        raise ProcedureError("the context is not 'Procedure:', the procedure, 'Inputs:', inputs")
+    match = _INPUTS.fullmatch(inputs)
+    if not match:
+        raise ProcedureError(f"the inputs line {inputs!r} is not 'x = <number>, y = <number>'")
+    return procedure, parse_literal(match[1]), parse_literal(match[2])
+
+
+def parse_procedure(text: str) -> tuple[list[tuple[int, str, int]], int]:
+    """The steps of a procedure and the index of the returned variable.
+
+    Step n is returned as ``(i, op, j)``: S<n+2> = S<i> op S<j>.
+
+    Raises:
+        ProcedureError: Naming the first line that breaks the grammar.
+    """
+    matches = _check_layout(text)
+    return [(int(m[2]), m[3], int(m[4])) for m in matches], len(matches) + 2
+
+
+def _check_layout(text: str) -> list[tuple[str, ...]]:
+    lines = text.split("\n")
+    for number, (line, expected) in enumerate(zip(lines, HEADER, strict=False), start=1):
+        if line != expected:
+            raise ProcedureError(f"procedure line {number} is {line!r}, expected {expected!r}")
+    matches = _STEP.findall(text)
+    n_steps = len(lines) - len(HEADER) - 1
+    if n_steps < 1 or len(matches) != n_steps:
+        _raise_first_bad_step(lines)
+    numbers = [m[0] for m in matches]
+    targets = [m[1] for m in matches]
+    if numbers != _NUMERALS[1 : n_steps + 1] or targets != _NUMERALS[3 : n_steps + 3]:
+        for n, (number, target) in enumerate(zip(numbers, targets, strict=True), start=1):
+            if (number, target) != (str(n), str(n + 2)):
+                raise ProcedureError(
+                    f"procedure line {n + 3} should be 'Step {n}: S{n + 2} = ...', "
+                    f"found Step {number} assigning S{target}"
+                )
+    returned = _RETURN.fullmatch(lines[-1])
+    if not returned or returned[1] != str(n_steps + 2):
+        expected = f"Final Step: Return S{n_steps + 2}"
+        raise ProcedureError(f"the last procedure line is {lines[-1]!r}, expected {expected!r}")
+    return matches
+
+
+def _raise_first_bad_step(lines: Sequence[str]) -> None:
+    if len(lines) <= len(HEADER) + 1:
+        raise ProcedureError("the procedure has no steps")
+    for number, line in enumerate(lines[len(HEADER) : -1], start=len(HEADER) + 1):
+        if not _STEP.fullmatch(line):
+            raise ProcedureError(f"procedure line {number} {line!r} is not a step 'Step n: ...'")
+    raise ProcedureError("the procedure does not parse")  # pragma: no cover - unreachable
+
+
+def execute(procedure: str, x: Number, y: Number) -> Execution:
+    """Parse and run a procedure text on inputs ``x`` and ``y``.
+
+    Raises:
+        ProcedureError: If the text breaks the grammar or a step uses a variable that is not
+            defined yet.
+    """
+    matches = _check_layout(procedure)
+    values: list[Number] = [math.nan, x, y]  # S<k> is values[k]
+    flags: dict[str, list[int]] = {name: [] for name in FLAG_NAMES}
+    index = _INDEX
+    append = values.append
+    exact = type(x) is int or type(y) is int  # only then can a step give an integer
+    try:
+        for _, _, left, op, right in matches:
+            # An undefined operand (S<k>, k past the last variable) is past the end of values.
+            u = values[index[left]]
+            v = values[index[right]]
+            if op == "+":
+                result = u + v
+            elif op == "-":
+                result = u - v
+            elif op == "*":
+                result = u * v
+            else:
+                result = divide(u, v)
+            if exact and type(result) is int and (result > _LIMIT or result < -_LIMIT):
+                result = math.inf if result > 0 else -math.inf
+            if result - result:  # only inf and nan are not zero minus themselves
+                _classify(flags, len(values) - 2, u, op, v, result)
+            append(result)
+    except (IndexError, KeyError):
+        raise ProcedureError(_undefined_operand(matches)) from None
+    return Execution(tuple(values[1:]), len(matches) + 2, flags)
+
+
+def _undefined_operand(matches: Sequence[tuple[str, ...]]) -> str:
+    for step, (_, _, left, _, right) in enumerate(matches, start=1):
+        for name in (left, right):
+            if int(name) > step + 1:
+                return f"Step {step} uses S{name}, which is not defined yet"
+    return "a step uses a variable that is not defined yet"  # pragma: no cover
+
+
+def execute_context(context: str) -> Execution:
+    """Run the procedure of an item's context on the inputs it states."""
+    procedure, x, y = split_context(context)
+    return execute(procedure, x, y)
+
+
+def divide(u: Number, v: Number) -> Number:
+    """True division with IEEE results where Python would raise."""
+    try:
+        return u / v
+    except ZeroDivisionError:
+        if u != u or u == 0:
+            return math.nan
+        return math.copysign(math.inf, math.copysign(1.0, u) * math.copysign(1.0, v))
+    except OverflowError:  # an integer quotient beyond binary64's range
+        return math.inf if (u > 0) == (v > 0) else -math.inf
+
+
+def _classify(
+    flags: dict[str, list[int]], step: int, u: Number, op: str, v: Number, result: Number
+) -> None:
+    if op == "/" and v == 0:
+        flags["division_by_zero"].append(step)
+        if result != result and u == u:
+            flags["invalid"].append(step)
+    elif result != result:
+        if u == u and v == v:
+            flags["invalid"].append(step)
+    elif not (u - u or v - v):  # both operands finite, the result infinite
+        flags["overflow"].append(step)
