@@ -119,7 +119,7 @@ def get_dataset(name: str) -> Dataset:
     except KeyError:
         settings = ", ".join(setting.name for setting in INPUT_SETTINGS)
         raise TracktaleError(
-            f"--datasets: unknown dataset {name!r} (names are <setting>_<operation>_lb<k> with "
+            f"unknown dataset {name!r} (names are <setting>_<operation>_lb<k> with "
             f"setting one of {settings}, operation one of {', '.join(OPERATIONS)}, k 1-7, "
             f"e.g. int_1-10_add_lb1; or '{ALL}' for the paper's 55)"
         ) from None
@@ -133,7 +133,10 @@ def expand_datasets(names: Iterable[str]) -> list[Dataset]:
     """
     chosen: list[str] = []
     for name in names:
-        expanded = PAPER_DATASETS if name == ALL else (get_dataset(name).name,)
+        try:
+            expanded = PAPER_DATASETS if name == ALL else (get_dataset(name).name,)
+        except TracktaleError as error:
+            raise TracktaleError(f"--datasets: {error}") from None
         for one in expanded:
             if one in chosen:
                 raise TracktaleError(f"--datasets names {one} twice")

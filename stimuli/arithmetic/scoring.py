@@ -27,10 +27,11 @@ reference); a ``nan`` answer matches a ``nan`` reference, and nothing else match
 
 - ``correct`` (FAA): the first answer matches; ``correct_any`` (CAA): some answer matches;
 - ``parseable`` (PAR): at least one answer;
-- ``answer_position`` (AP): 100 * p / L, with p the number of whitespace-separated tokens
-  before the first answer's opening tag and L the number in the whole output (``None`` without
-  an answer). Whitespace tokens stand in for the model's tokenizer, which the scorer does not
-  have; :func:`answer_position` takes a tokenizer's character offsets where one is available;
+- ``answer_position`` (AP): 100 * p / L, with p the index of the whitespace-separated token
+  in which the first answer's opening tag starts (the number of tokens wholly before it) and L
+  the number of tokens in the output (``None`` without an answer). Whitespace tokens stand
+  in for the model's tokenizer, which the scorer does not have; :func:`answer_position`
+  takes a tokenizer's character offsets where one is available;
 - ``generated_steps`` (G): occurrences of ``Step <number>`` (case-sensitive, so
   ``Final Step`` is not one) anywhere in the output, and ``step_following`` (SFB): ``under``,
   ``exact`` or ``over`` as G is below, equal to or above the item's number of steps.
@@ -124,14 +125,19 @@ def answer_position(
             tokenizer; whitespace-separated tokens when ``None``.
 
     Returns:
-        100 * (tokens before ``start``) / (all tokens).
+        100 * p / L: p is the index of the token in which the tag starts (the number of tokens
+        wholly before it), L the number of tokens.
     """
     if offsets is None:
-        before, total = len(output[:start].split()), len(output.split())
+        before = output[:start]
+        index = len(before.split())
+        if before and not before[-1].isspace():
+            index -= 1  # the tag starts inside that token ("is<answer>...")
+        total = len(output.split())
     else:
-        before = sum(1 for token_start, _ in offsets if token_start < start)
+        index = sum(1 for _, token_end in offsets if token_end <= start)
         total = len(offsets)
-    return 100.0 * before / total if total else 0.0
+    return 100.0 * index / total if total else 0.0
 
 
 def step_following(generated: int, expected: int) -> str:
