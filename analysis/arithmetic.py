@@ -204,7 +204,7 @@ def factor_rows(rows: pd.DataFrame, factor: str) -> pd.DataFrame:
     if factor == "operation":
         return rows[rows["lookback"] == 1]
     if factor == "data_type":
-        return rows[rows["input_range"].isin(["[1,10]", "[10,100]"])]
+        return rows[rows["input_range"].isin(["1-10", "10-100"])]
     if factor == "input_range":
         return rows
     raise TracktaleError(f"unknown factor {factor!r} (choose from {', '.join(FACTORS)})")
@@ -319,7 +319,8 @@ def plot_factors_by_horizon(table: pd.DataFrame, stem: Path) -> list[Path]:
         for index, level in enumerate(levels):
             series = rows[rows["level"] == level]
             colour = _COLOURS[index % len(_COLOURS)]
-            axes.plot(series["horizon"], series["faa"], marker="o", color=colour, label=level)
+            label = f"[{level.replace('-', ',')}]" if factor == "input_range" else level
+            axes.plot(series["horizon"], series["faa"], marker="o", color=colour, label=label)
         _decorate(axes, FACTOR_TITLES[factor])
         axes.legend(fontsize=7, frameon=False, loc="best")
     return _save(figure, stem)

@@ -102,8 +102,9 @@ class _GenerateCommand(click.Command):
     "--protocol",
     default=None,
     help="Protocol preset: narrative takes 'model' (550 items per template) or "
-    "'human' (the 46-trial study list plus practice). Default: the paradigm's "
-    "first.",
+    "'human' (the 46-trial study list plus practice); arithmetic takes 'model' (the paper's "
+    "55 datasets x 10 horizons x 100: 55,000 items) or 'pilot' (2 per horizon: 1,100). "
+    "Default: the paradigm's first.",
 )
 @click.option(
     "--seed",
@@ -227,6 +228,8 @@ def _print_item(item: Item, directory: Path) -> None:
     console.print(item.context, markup=False)
     if item.question:
         console.print(f"\nQ: {item.question} ...   expected: {item.answer}", markup=False)
+    else:
+        console.print(f"\nexpected: {item.answer}", markup=False)
     if item.choice:
         console.print(f"\ngood:{item.choice.good}\nbad: {item.choice.bad}", markup=False)
     lure = item.truth.get("lure")

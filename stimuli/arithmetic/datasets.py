@@ -38,8 +38,11 @@ class InputSetting:
 
     @property
     def input_range(self) -> str:
-        """The range as the paper writes it: ``[1,10]``."""
-        return f"[{self.low},{self.high}]"
+        """The range as a condition value, ``1-10`` (the paper's [1,10]).
+
+        Not ``[1,10]``: a condition that reads as JSON would not survive the CSV export.
+        """
+        return f"{self.low}-{self.high}"
 
 
 INPUT_SETTINGS = (

@@ -191,7 +191,7 @@ def _input_problems(dataset: Dataset, x: Any, y: Any) -> list[str]:
         if type(value) is not kind:
             problems.append(f"input {name} = {value!r} is not {setting.data_type}")
         elif not setting.low <= value <= setting.high:
-            problems.append(f"input {name} = {value!r} is outside {setting.input_range}")
+            problems.append(f"input {name} = {value!r} is outside [{setting.low}, {setting.high}]")
         elif kind is float and round(value, 3) != value:
             problems.append(f"input {name} = {value!r} has more than three decimals")
     return problems

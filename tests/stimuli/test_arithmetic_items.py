@@ -107,7 +107,7 @@ def test_item_fields_carry_what_a_generic_runner_needs():
     assert item.question is None and item.choice is None
     assert item.condition == {
         "dataset": "int_1-10_add_lb1",
-        "input_range": "[1,10]",
+        "input_range": "1-10",
         "data_type": "int",
         "operation": "add",
         "lookback": 1,
