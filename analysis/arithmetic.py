@@ -342,14 +342,19 @@ def _decorate(axes: Any, title: str) -> None:
 
 
 def _save(figure: Any, stem: Path) -> list[Path]:
+    import matplotlib
+
     paths = []
     for extension in FIGURE_FORMATS:
         path = stem.with_suffix(f".{extension}")
-        # No timestamps in PDF/SVG metadata, so the same data gives the same files.
+        # No timestamps and no random SVG ids: the same data gives the same files.
         metadata = {"Software": None} if extension == "png" else {"Creator": None}
         if extension != "png":
             metadata["CreationDate" if extension == "pdf" else "Date"] = None
-        with atomic_write(path, "wb") as handle:
+        with (
+            matplotlib.rc_context({"svg.hashsalt": "tracktale"}),
+            atomic_write(path, "wb") as handle,
+        ):
             figure.savefig(handle, format=extension, dpi=200, metadata=metadata)
         paths.append(path)
     return paths
