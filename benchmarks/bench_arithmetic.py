@@ -24,18 +24,22 @@ def main(repeats: int) -> None:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core, as the target says
     arithmetic = get_paradigm("arithmetic")
     arithmetic.generate_set("pilot", 0)  # warm imports and caches
-    timings = []
+    timings, cpu_timings = [], []
     for seed in range(1, repeats + 1):
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         stimulus_set = arithmetic.generate_set("model", seed)
         timings.append(time.perf_counter() - start)
-    best, worst = min(timings), max(timings)
+        cpu_timings.append(time.process_time() - cpu_start)
+        del stimulus_set  # one set in memory at a time
+    stimulus_set = arithmetic.generate_set("model", 1)
     n = len(stimulus_set)
     print(f"arithmetic model protocol: {n:,} items (generate + execute + manifest)")
     print(
-        f"best {best:.2f} s, worst {worst:.2f} s over {repeats} runs on one core "
-        f"({n / best:,.0f} items/s); target < 10 s"
+        f"wall: best {min(timings):.2f} s, worst {max(timings):.2f} s over {repeats} runs on one "
+        f"core ({n / min(timings):,.0f} items/s); target < 10 s"
     )
+    # On a shared machine the wall clock includes time other processes held the core.
+    print(f"CPU:  best {min(cpu_timings):.2f} s, worst {max(cpu_timings):.2f} s")
     with tempfile.TemporaryDirectory() as folder:
         target = Path(folder) / "set"
         start = time.perf_counter()

@@ -27,6 +27,7 @@ ROLES = ("main", "filler", "practice")
 """``main`` items enter the analyses; ``filler`` and ``practice`` items only the human study."""
 
 ConditionValue = str | int | float | bool
+_CONDITION_TYPES = (str, int, float, bool)  # the same check, faster than the union type
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,11 +107,11 @@ class Item:
         Returns:
             The item, validated.
         """
-        draft = cls(item_id="", **fields)
-        data = draft.to_dict()
+        data = cls(item_id="", **fields).to_dict()
+        item = item_from_dict(data, check_id=False)  # validated, with an empty id for now
         head, tail = _halves(data)
-        data["item_id"] = item_id = _hash(head + tail)
-        item = item_from_dict(data, check_id=False)
+        item_id = _hash(head + tail)
+        object.__setattr__(item, "item_id", item_id)
         object.__setattr__(item, "_line", head + _ID_MEMBER + canonical_json(item_id) + tail)
         return item
 
@@ -172,17 +173,69 @@ _ID_MEMBER = ',"item_id":'
 
 
 def _halves(data: Mapping[str, Any]) -> tuple[str, str]:
-    """The canonical JSON of ``data`` without ``item_id``, cut where the id's member goes.
+    """The canonical JSON of an item's ``data`` without ``item_id``, cut where the id goes.
 
     Keys are sorted, so the canonical JSON of a whole item is the members of
     :data:`_BEFORE_ID`, then ``item_id``'s, then the rest: ``head + tail`` is the payload
-    :func:`content_id` hashes and ``head + id member + tail`` the item's line.
+    :func:`content_id` hashes and ``head + id member + tail`` the item's line. The members
+    are written one by one with the encoder's own string function, byte for byte what
+    :func:`canonical_json` gives, so that a chat message repeating the prompt (the usual case)
+    is encoded once. ``data`` must be a validated item's :meth:`Item.to_dict`.
     """
-    head = canonical_json({key: data[key] for key in _BEFORE_ID})
-    tail = canonical_json(
-        {key: value for key, value in data.items() if key not in _BEFORE_ID and key != "item_id"}
+    prompt = data["prompt"]
+    prompt_json = _optional_string(prompt)
+    messages = data["messages"]
+    if messages is None:
+        messages_json = "null"
+    else:
+        messages_json = (
+            "["
+            + ",".join(
+                '{"content":'
+                + (prompt_json if message["content"] is prompt else _string(message["content"]))
+                + ',"role":'
+                + _string(message["role"])
+                + "}"
+                for message in messages
+            )
+            + "]"
+        )
+    head = (
+        '{"answer":'
+        + _string(data["answer"])
+        + ',"choice":'
+        + canonical_json(data["choice"])
+        + ',"condition":'
+        + canonical_json(data["condition"])
+        + ',"context":'
+        + _string(data["context"])
     )
-    return head[:-1], "," + tail[1:]
+    tail = (
+        ',"messages":'
+        + messages_json
+        + ',"meta":'
+        + canonical_json(data["meta"])
+        + ',"paradigm":'
+        + _string(data["paradigm"])
+        + ',"prompt":'
+        + prompt_json
+        + ',"question":'
+        + _optional_string(data["question"])
+        + ',"role":'
+        + _string(data["role"])
+        + ',"truth":'
+        + canonical_json(data["truth"])
+        + "}"
+    )
+    return head, tail
+
+
+_string = json.encoder.encode_basestring
+"""How the canonical encoder writes a string (``ensure_ascii=False``): the same function."""
+
+
+def _optional_string(value: str | None) -> str:
+    return "null" if value is None else _string(value)
 
 
 _FIELDS = (
@@ -236,7 +289,9 @@ def item_from_dict(data: Mapping[str, Any], *, check_id: bool = True) -> Item:
     condition = data["condition"]
     _expect(
         isinstance(condition, Mapping)
-        and all(isinstance(k, str) and isinstance(v, ConditionValue) for k, v in condition.items()),
+        and all(
+            isinstance(k, str) and isinstance(v, _CONDITION_TYPES) for k, v in condition.items()
+        ),
         "condition",
         "an object of strings, numbers and booleans",
     )

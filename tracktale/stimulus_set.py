@@ -111,7 +111,17 @@ class StimulusSet:
 
 def items_jsonl(items: Iterable[Item]) -> bytes:
     """The exact bytes of ``items.jsonl`` for ``items``."""
-    return "".join(item.to_json() + "\n" for item in items).encode("utf-8")
+    lines = [item.to_json() for item in items]
+    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+
+
+def _items_sha256(items: Iterable[Item]) -> str:
+    """sha256 of :func:`items_jsonl`, hashed line by line (no copy of the whole file)."""
+    digest = hashlib.sha256()
+    for item in items:
+        digest.update(item.to_json().encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()
 
 
 def build_stimulus_set(
@@ -151,7 +161,7 @@ def build_stimulus_set(
         config=json.loads(canonical_json(config)),
         counts=dict(sorted(counts.items())),
         n_items=len(items),
-        items_sha256=hashlib.sha256(items_jsonl(items)).hexdigest(),
+        items_sha256=_items_sha256(items),
     )
     return StimulusSet(manifest=manifest, items=items)
 
@@ -276,11 +286,12 @@ def read_lines(directory: str | os.PathLike[str]) -> tuple[Manifest, list[LineRe
 def _read_line(number: int, line: bytes) -> LineReport:
     item_id = None
     try:
-        data = json.loads(line.decode("utf-8"))
+        text = line.decode("utf-8")
+        data = json.loads(text)
         if isinstance(data, dict) and isinstance(data.get("item_id"), str):
             item_id = data["item_id"]
         item = item_from_dict(data)  # checks the id and keeps the item's canonical line
-        if line.decode("utf-8") != item.to_json():
+        if text != item.to_json():
             raise TracktaleError("line is not in canonical form (edited by hand?)")
         return LineReport(number, item, None, item.item_id)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:

@@ -11,8 +11,6 @@ the paper's FAA, CAA, PAR, AP and SFB (:mod:`.scoring`).
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import random
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -110,22 +108,21 @@ class ArithmeticParadigm(Paradigm):
         which other cells are generated, and a smaller ``per_horizon`` gives a prefix of a
         larger one. Items are distinct within a cell: a repeated draw is drawn again.
         """
-        with _collector_paused():
-            for dataset in expand_datasets(config["datasets"]):
-                for horizon in config["horizons"]:
-                    rng = random.Random(f"arithmetic|{seed}|{dataset.name}|{horizon}")
-                    seen: set[str] = set()
-                    for example in range(config["per_horizon"]):
-                        inputs, steps, context = _distinct_draw(rng, dataset, horizon, seen)
-                        yield build_item(
-                            dataset,
-                            horizon,
-                            example,
-                            inputs,
-                            steps,
-                            config["prompt_version"],
-                            context=context,
-                        )
+        for dataset in expand_datasets(config["datasets"]):
+            for horizon in config["horizons"]:
+                rng = random.Random(f"arithmetic|{seed}|{dataset.name}|{horizon}")
+                seen: set[str] = set()
+                for example in range(config["per_horizon"]):
+                    inputs, steps, context = _distinct_draw(rng, dataset, horizon, seen)
+                    yield build_item(
+                        dataset,
+                        horizon,
+                        example,
+                        inputs,
+                        steps,
+                        config["prompt_version"],
+                        context=context,
+                    )
 
     def verify(self, item: Item) -> list[str]:
         """Check the item's dataset, inputs and look-back rule, then re-render and re-execute."""
@@ -145,22 +142,6 @@ class ArithmeticParadigm(Paradigm):
         return score_output(
             response, parse_value(item.truth["reference"]), int(item.condition["horizon"])
         )
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a large set is generated.
-
-    Items hold no reference cycles, but with tens of thousands of them alive every full
-    collection walks them all, which cost about a sixth of the generation time.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _distinct_draw(

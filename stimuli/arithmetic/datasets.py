@@ -10,6 +10,7 @@ by name too; ``all`` means the paper's 55.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -31,12 +32,12 @@ class InputSetting:
     low: int
     high: int
 
-    @property
+    @functools.cached_property
     def name(self) -> str:
         """``int_1-10``, ``float_0-1``, ..."""
         return f"{self.data_type}_{self.low}-{self.high}"
 
-    @property
+    @functools.cached_property
     def input_range(self) -> str:
         """The range as a condition value, ``1-10`` (the paper's [1,10]).
 
@@ -68,7 +69,7 @@ class Dataset:
     operation: str
     lookback: int
 
-    @property
+    @functools.cached_property
     def name(self) -> str:
         """``int_1-10_add_lb1``."""
         return f"{self.setting.name}_{self.operation}_lb{self.lookback}"

@@ -30,23 +30,30 @@ Each step where such a case arises is recorded in :attr:`Execution.flags`.
 from __future__ import annotations
 
 import math
+import operator
 import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from tracktale.errors import TracktaleError
 
 Number = int | float
 
 HEADER = ("function(x, y):", "Let S1 = x", "Let S2 = y")
-_STEP = re.compile(r"^Step (\d+): S(\d+) = S([1-9]\d*) ([-+*/]) S([1-9]\d*)$", re.MULTILINE)
-_RETURN = re.compile(r"Final Step: Return S(\d+)")
+_HEADER_TEXT = "\n".join(HEADER) + "\n"
+_NUMBER = r"([1-9]\d{0,8})"  # no leading zeros; longer ones are nonsense for a procedure
+_STEP = re.compile(rf"Step {_NUMBER}: S{_NUMBER} = S{_NUMBER} ([-+*/]) S{_NUMBER}")
 _INPUTS = re.compile(r"x = (-?\d+(?:\.\d+)?), y = (-?\d+(?:\.\d+)?)")
 _INT_LITERAL = re.compile(r"-?\d+")
-_NUMERALS = [str(number) for number in range(10_000)]
-_INDEX = {numeral: number for number, numeral in enumerate(_NUMERALS)}
+_PARSED_LINES: dict[str, tuple[int, int, str, int]] = {}
+"""Step lines already matched against the grammar, with their ``(n, i, op, j)``."""
+_MAX_REMEMBERED = 1_000_000
+_COUNT = list(range(100_000))
+_step_number = operator.itemgetter(0)
 _LIMIT = int(sys.float_info.max)
+_INTEGRAL = 2.0**52
 """The largest integer a binary64 float can hold; beyond it an exact integer overflows."""
 
 FLAG_NAMES = ("division_by_zero", "overflow", "invalid")
@@ -104,6 +111,17 @@ def format_values(values: Sequence[Number]) -> list[str]:
     return list(map(repr, values))
 
 
+def round3(value: Number) -> Number:
+    """``round(value, 3)``, the paper's r(x), without its slow path for large floats.
+
+    A float of magnitude 2**52 or more has no fractional part, so rounding leaves it as it is
+    (``round`` would still convert it to decimal digits first, ~16 us for 1e190).
+    """
+    if type(value) is float and not -_INTEGRAL < value < _INTEGRAL:
+        return value  # also inf and nan, which round() returns unchanged
+    return round(value, 3)
+
+
 def parse_value(text: str) -> Number:
     """Inverse of :func:`format_value`.
 
@@ -143,42 +161,82 @@ def parse_procedure(text: str) -> tuple[list[tuple[int, str, int]], int]:
     Raises:
         ProcedureError: Naming the first line that breaks the grammar.
     """
-    matches = _check_layout(text)
-    return [(int(m[2]), m[3], int(m[4])) for m in matches], len(matches) + 2
+    steps = _parse(text)
+    return [(i, op, j) for _, i, op, j in steps], len(steps) + 2
 
 
-def _check_layout(text: str) -> list[tuple[str, ...]]:
+def _parse(text: str) -> list[tuple[int, int, str, int]]:
+    """Every step as ``(n, i, op, j)``, the grammar checked in full.
+
+    Each distinct step line is matched against the grammar once and remembered (procedures
+    share most of their lines: there are at most 4 k (k - 1) lines per step number), so a
+    long procedure costs a dictionary lookup per line; any line that does not match, and any
+    numbering or return line out of place, sends the text to :func:`_diagnose`.
+    """
+    if not text.startswith(_HEADER_TEXT):
+        _diagnose(text)
+    lines = text[len(_HEADER_TEXT) :].split("\n")
+    step_lines = lines[:-1]
+    steps = list(map(_PARSED_LINES.get, step_lines))
+    if None in steps:
+        steps = [step or _parse_line(line) for step, line in zip(steps, step_lines, strict=True)]
+        if None in steps:
+            _diagnose(text)
+    n = len(steps)
+    if n < 1 or list(map(_step_number, steps)) != _COUNT[1 : n + 1] or lines[-1] != _return(n):
+        _diagnose(text)
+    return steps  # type: ignore[return-value]
+
+
+def _parse_line(line: str) -> tuple[int, int, str, int] | None:
+    match = _STEP.fullmatch(line)
+    if not match or int(match[2]) != int(match[1]) + 2:
+        return None
+    step = (int(match[1]), int(match[3]), match[4], int(match[5]))
+    if len(_PARSED_LINES) < _MAX_REMEMBERED:
+        _PARSED_LINES[line] = step
+    return step
+
+
+def _return(n_steps: int) -> str:
+    return f"Final Step: Return S{n_steps + 2}"
+
+
+def _diagnose(text: str) -> NoReturn:
+    """Raise a :class:`ProcedureError` naming the first line of ``text`` that is wrong."""
     lines = text.split("\n")
-    for number, (line, expected) in enumerate(zip(lines, HEADER, strict=False), start=1):
+    for number, expected in enumerate(HEADER, start=1):
+        line = lines[number - 1] if number <= len(lines) else ""
         if line != expected:
-            raise ProcedureError(f"procedure line {number} is {line!r}, expected {expected!r}")
-    matches = _STEP.findall(text)
-    n_steps = len(lines) - len(HEADER) - 1
-    if n_steps < 1 or len(matches) != n_steps:
-        _raise_first_bad_step(lines)
-    numbers = [m[0] for m in matches]
-    targets = [m[1] for m in matches]
-    if numbers != _NUMERALS[1 : n_steps + 1] or targets != _NUMERALS[3 : n_steps + 3]:
-        for n, (number, target) in enumerate(zip(numbers, targets, strict=True), start=1):
-            if (number, target) != (str(n), str(n + 2)):
-                raise ProcedureError(
-                    f"procedure line {n + 3} should be 'Step {n}: S{n + 2} = ...', "
-                    f"found Step {number} assigning S{target}"
-                )
-    returned = _RETURN.fullmatch(lines[-1])
-    if not returned or returned[1] != str(n_steps + 2):
-        expected = f"Final Step: Return S{n_steps + 2}"
-        raise ProcedureError(f"the last procedure line is {lines[-1]!r}, expected {expected!r}")
-    return matches
-
-
-def _raise_first_bad_step(lines: Sequence[str]) -> None:
+            raise ProcedureError(f"procedure line {number} is {_clip(line)}, expected {expected!r}")
     if len(lines) <= len(HEADER) + 1:
         raise ProcedureError("the procedure has no steps")
-    for number, line in enumerate(lines[len(HEADER) : -1], start=len(HEADER) + 1):
-        if not _STEP.fullmatch(line):
-            raise ProcedureError(f"procedure line {number} {line!r} is not a step 'Step n: ...'")
+    for n, line in enumerate(lines[len(HEADER) : -1], start=1):
+        match = _STEP.fullmatch(line)
+        if not match:
+            raise ProcedureError(
+                f"procedure line {n + 3} {_clip(line)} is not a step 'Step n: ...'"
+            )
+        if (match[1], match[2]) != (str(n), str(n + 2)):
+            raise ProcedureError(
+                f"procedure line {n + 3} should be 'Step {n}: S{n + 2} = ...', "
+                f"found Step {match[1]} assigning S{match[2]}"
+            )
+    expected = f"Final Step: Return S{len(lines) - len(HEADER) + 1}"
+    if lines[-1] != expected:
+        raise ProcedureError(
+            f"the last procedure line is {_clip(lines[-1])}, expected {expected!r}"
+        )
+    for n, line in enumerate(lines[len(HEADER) : -1], start=1):
+        for operand in _STEP.fullmatch(line).group(3, 5):  # type: ignore[union-attr]
+            if int(operand) > n + 1:
+                raise ProcedureError(f"Step {n} uses S{operand}, which is not defined yet")
     raise ProcedureError("the procedure does not parse")  # pragma: no cover - unreachable
+
+
+def _clip(line: str, limit: int = 60) -> str:
+    """A line quoted for a message, shortened if long."""
+    return repr(line) if len(line) <= limit else repr(line[:limit]) + "..."
 
 
 def execute(procedure: str, x: Number, y: Number) -> Execution:
@@ -188,17 +246,16 @@ def execute(procedure: str, x: Number, y: Number) -> Execution:
         ProcedureError: If the text breaks the grammar or a step uses a variable that is not
             defined yet.
     """
-    matches = _check_layout(procedure)
+    steps = _parse(procedure)
     values: list[Number] = [math.nan, x, y]  # S<k> is values[k]
     flags: dict[str, list[int]] = {name: [] for name in FLAG_NAMES}
-    index = _INDEX
     append = values.append
     exact = type(x) is int or type(y) is int  # only then can a step give an integer
     try:
-        for _, _, left, op, right in matches:
+        for _, i, op, j in steps:
             # An undefined operand (S<k>, k past the last variable) is past the end of values.
-            u = values[index[left]]
-            v = values[index[right]]
+            u = values[i]
+            v = values[j]
             if op == "+":
                 result = u + v
             elif op == "-":
@@ -212,17 +269,12 @@ def execute(procedure: str, x: Number, y: Number) -> Execution:
             if result - result:  # only inf and nan are not zero minus themselves
                 _classify(flags, len(values) - 2, u, op, v, result)
             append(result)
-    except (IndexError, KeyError):
-        raise ProcedureError(_undefined_operand(matches)) from None
-    return Execution(tuple(values[1:]), len(matches) + 2, flags)
-
-
-def _undefined_operand(matches: Sequence[tuple[str, ...]]) -> str:
-    for step, (_, _, left, _, right) in enumerate(matches, start=1):
-        for name in (left, right):
-            if int(name) > step + 1:
-                return f"Step {step} uses S{name}, which is not defined yet"
-    return "a step uses a variable that is not defined yet"  # pragma: no cover
+    except IndexError:
+        n, i, _, j = steps[len(values) - 3]
+        raise ProcedureError(
+            f"Step {n} uses S{i if i > n + 1 else j}, which is not defined yet"
+        ) from None
+    return Execution(tuple(values[1:]), len(steps) + 2, flags)
 
 
 def execute_context(context: str) -> Execution:

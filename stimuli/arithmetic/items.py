@@ -131,19 +131,20 @@ def build_item(
     flags = execution.flags
     result = execution.result
     prompt = render_prompt(context, prompt_version)
+    reference = format_value(result)
     return Item.create(
         paradigm=PARADIGM_NAME,
         role="main",
         condition={**dataset.condition(), "horizon": horizon},
         context=context,
         question=None,
-        answer=render_answer(result),
+        answer=reference if type(result) is int else render_answer(result),
         prompt=prompt,
         messages=({"role": "user", "content": prompt},),
         truth={
             "inputs": {"x": x, "y": y},
             "steps": list(steps),
-            "reference": format_value(result),
+            "reference": reference,
             "flags": flags,
             "edge_case": any(flags.values()) or result - result != 0,
         },

@@ -19,7 +19,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Sequence
 
-from tracktale.stimuli.arithmetic.executor import Number
+from tracktale.stimuli.arithmetic.executor import Number, round3
 
 INSTRUCTION_LINES = (
     "You are a deterministic procedure executor.",
@@ -108,4 +108,4 @@ def render_answer(value: Number) -> str:
     ``12.5``, ``1.4300000000000001e+190``, ``inf``, ``-inf``, ``nan``), which parses back to
     exactly the rounded value.
     """
-    return str(value) if type(value) is int else repr(round(value, 3))
+    return str(value) if type(value) is int else repr(round3(value))

@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tracktale.stimuli.arithmetic.executor import Number
+from tracktale.stimuli.arithmetic.executor import Number, round3
 
 _TAG = re.compile(r"<(/?)answer>", re.IGNORECASE)
 _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
@@ -110,7 +110,7 @@ def values_match(answer: Number, reference: Number) -> bool:
         return answer != answer
     if answer != answer:
         return False
-    return round(answer, 3) == round(reference, 3)
+    return round3(answer) == round3(reference)
 
 
 def answer_position(

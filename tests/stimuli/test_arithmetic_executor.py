@@ -15,6 +15,7 @@ from tracktale.stimuli.arithmetic.executor import (
     parse_literal,
     parse_procedure,
     parse_value,
+    round3,
     split_context,
 )
 from tracktale.stimuli.arithmetic.items import parse_step_text
@@ -194,3 +195,16 @@ def test_every_nameable_dataset_executes():
         "model", {"datasets": names, "horizons": [7], "per_horizon": 1}
     )
     assert len(list(ARITHMETIC.generate(config, seed=2))) == len(names) == 175 - 55
+
+
+@pytest.mark.parametrize(
+    "value",
+    [0.0, -0.0, 0.0005, 2.675, -1234.56789, 2.0**52 - 0.5, 2.0**52, 1.43e190, -1e300, 7, 3**200],
+)
+def test_round3_is_round_to_three_decimals(value):
+    assert round3(value) == round(value, 3) and type(round3(value)) is type(round(value, 3))
+
+
+def test_round3_leaves_inf_and_nan():
+    assert round3(math.inf) == math.inf and round3(-math.inf) == -math.inf
+    assert math.isnan(round3(math.nan))
