@@ -111,8 +111,13 @@ class StimulusSet:
 
 def items_jsonl(items: Iterable[Item]) -> bytes:
     """The exact bytes of ``items.jsonl`` for ``items``."""
-    lines = [item.to_json() for item in items]
-    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+    return "".join(_lines(items)).encode("utf-8")
+
+
+def _lines(items: Iterable[Item]) -> Iterator[str]:
+    for item in items:
+        yield item.to_json()
+        yield "\n"
 
 
 def _items_sha256(items: Iterable[Item]) -> str:
@@ -197,8 +202,11 @@ def write_stimulus_set(
     except OSError as error:
         raise TracktaleError(f"cannot write a stimulus set to {target}: {error.strerror}") from None
     try:
-        _write_synced(staging / ITEMS_FILE, items_jsonl(stimulus_set.items))
-        _write_synced(staging / MANIFEST_FILE, stimulus_set.manifest.to_json().encode("utf-8"))
+        # Line by line: a large set is not copied whole into memory to be written.
+        _write_synced(
+            staging / ITEMS_FILE, (line.encode("utf-8") for line in _lines(stimulus_set.items))
+        )
+        _write_synced(staging / MANIFEST_FILE, [stimulus_set.manifest.to_json().encode("utf-8")])
         os.chmod(staging, 0o755)
         _swap_into_place(staging, target)
     except OSError as error:
@@ -207,9 +215,10 @@ def write_stimulus_set(
     return target
 
 
-def _write_synced(path: Path, data: bytes) -> None:
-    with open(path, "wb") as handle:
-        handle.write(data)
+def _write_synced(path: Path, chunks: Iterable[bytes]) -> None:
+    with open(path, "wb", buffering=1 << 20) as handle:
+        for chunk in chunks:
+            handle.write(chunk)
         handle.flush()
         os.fsync(handle.fileno())
 
