@@ -200,38 +200,36 @@ def _halves(data: Mapping[str, Any]) -> tuple[str, str]:
             )
             + "]"
         )
-    head = (
-        '{"answer":'
-        + _string(data["answer"])
-        + ',"choice":'
-        + canonical_json(data["choice"])
-        + ',"condition":'
-        + canonical_json(data["condition"])
-        + ',"context":'
-        + _string(data["context"])
+    head = _object_start(
+        ("answer", _string(data["answer"])),
+        ("choice", canonical_json(data["choice"])),
+        ("condition", canonical_json(data["condition"])),
+        ("context", _string(data["context"])),
     )
-    tail = (
-        ',"messages":'
-        + messages_json
-        + ',"meta":'
-        + canonical_json(data["meta"])
-        + ',"paradigm":'
-        + _string(data["paradigm"])
-        + ',"prompt":'
-        + prompt_json
-        + ',"question":'
-        + _optional_string(data["question"])
-        + ',"role":'
-        + _string(data["role"])
-        + ',"truth":'
-        + canonical_json(data["truth"])
-        + "}"
+    tail = _object_end(
+        ("messages", messages_json),
+        ("meta", canonical_json(data["meta"])),
+        ("paradigm", _string(data["paradigm"])),
+        ("prompt", prompt_json),
+        ("question", _optional_string(data["question"])),
+        ("role", _string(data["role"])),
+        ("truth", canonical_json(data["truth"])),
     )
     return head, tail
 
 
 _string = json.encoder.encode_basestring
 """How the canonical encoder writes a string (``ensure_ascii=False``): the same function."""
+
+
+def _object_start(*members: tuple[str, str]) -> str:
+    """``{"a":1,"b":2`` (keys in order; values already JSON)."""
+    return "{" + ",".join(f'"{key}":{value}' for key, value in members)
+
+
+def _object_end(*members: tuple[str, str]) -> str:
+    """``,"c":3,"d":4}``: the members that follow others in an object."""
+    return "".join(f',"{key}":{value}' for key, value in members) + "}"
 
 
 def _optional_string(value: str | None) -> str:
