@@ -377,7 +377,7 @@ def _plain(value: Any) -> Any:
         return value
     if kind is list or kind is tuple:
         return [inner if type(inner) in _SCALARS else _plain(inner) for inner in value]
-    if isinstance(value, Mapping):
+    if kind is dict or isinstance(value, Mapping):
         return {str(key): _plain(inner) for key, inner in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(inner) for inner in value]
