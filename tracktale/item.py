@@ -310,16 +310,22 @@ def item_from_dict(data: Mapping[str, Any], *, check_id: bool = True) -> Item:
         meta=dict(data.get("meta", {})),
     )
     if check_id:
-        # One serialisation gives both the canonical line (kept for writing and for the
-        # reader's canonical-form check) and, without the id's member, the hashed payload.
-        head, tail = _halves(item.to_dict())
-        if item.item_id != _hash(head + tail):
-            raise TracktaleError(
-                f"item_id {item.item_id!r} does not match the item's content "
-                "(was it edited by hand?)"
-            )
-        object.__setattr__(item, "_line", head + _ID_MEMBER + canonical_json(item.item_id) + tail)
+        _check_id(item)
     return item
+
+
+def _check_id(item: Item) -> None:
+    """Raise unless ``item_id`` is the content hash; keep the canonical line.
+
+    One serialisation gives both the line (kept for writing and for the reader's
+    canonical-form check) and, without the id's member, the hashed payload.
+    """
+    head, tail = _halves(item.to_dict())
+    if item.item_id != _hash(head + tail):
+        raise TracktaleError(
+            f"item_id {item.item_id!r} does not match the item's content (was it edited by hand?)"
+        )
+    object.__setattr__(item, "_line", head + _ID_MEMBER + canonical_json(item.item_id) + tail)
 
 
 def _expect(ok: bool, name: str, what: str) -> None:
