@@ -33,7 +33,6 @@ import math
 import operator
 import re
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -50,11 +49,12 @@ _INT_LITERAL = re.compile(r"-?\d+")
 _PARSED_LINES: dict[str, tuple[int, int, str, int]] = {}
 """Step lines already matched against the grammar, with their ``(n, i, op, j)``."""
 _MAX_REMEMBERED = 1_000_000
-_COUNT = list(range(100_000))
+_COUNT = list(range(10_001))
 _step_number = operator.itemgetter(0)
 _LIMIT = int(sys.float_info.max)
-_INTEGRAL = 2.0**52
 """The largest integer a binary64 float can hold; beyond it an exact integer overflows."""
+_INTEGRAL = 2.0**52
+"""From this magnitude on, every binary64 float is a whole number."""
 
 FLAG_NAMES = ("division_by_zero", "overflow", "invalid")
 """Per-step IEEE edge cases. ``division_by_zero``: the divisor is zero (whatever the dividend).
@@ -104,11 +104,6 @@ def format_value(value: Number) -> str:
     both), so :func:`parse_value` restores the same number of the same type.
     """
     return repr(value)
-
-
-def format_values(values: Sequence[Number]) -> list[str]:
-    """:func:`format_value` of each value."""
-    return list(map(repr, values))
 
 
 def round3(value: Number) -> Number:
@@ -183,7 +178,8 @@ def _parse(text: str) -> list[tuple[int, int, str, int]]:
         if None in steps:
             _diagnose(text)
     n = len(steps)
-    if n < 1 or list(map(_step_number, steps)) != _COUNT[1 : n + 1] or lines[-1] != _return(n):
+    numbers = _COUNT[1 : n + 1] if n < len(_COUNT) else list(range(1, n + 1))
+    if n < 1 or list(map(_step_number, steps)) != numbers or lines[-1] != _return(n):
         _diagnose(text)
     return steps  # type: ignore[return-value]
 

@@ -79,6 +79,8 @@ def step_texts(steps: Sequence[tuple[int, str, int]], first: int = 3) -> list[st
 
 def render_procedure(texts: Sequence[str]) -> str:
     """The procedure of Figure 1 from :func:`step_texts`: header, ``Step n: ...``, return."""
+    if len(texts) > MAX_STEPS:
+        raise ValueError(f"a procedure has at most {MAX_STEPS} steps, got {len(texts)}")
     return (
         _HEADER
         + "\n".join(map(operator.add, _STEP_HEADS[1 : len(texts) + 1], texts))

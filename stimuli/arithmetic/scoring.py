@@ -48,11 +48,12 @@ from typing import Any
 from tracktale.stimuli.arithmetic.executor import Number, round3
 
 _TAG = re.compile(r"<(/?)answer>", re.IGNORECASE)
-_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+# Each digit run can be matched one way only, so a long unparseable span fails in linear time.
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _INTEGER = re.compile(r"[+-]?\d+")
 _GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
 _TIMES_TEN = re.compile(
-    r"([+-]?(?:\d+\.?\d*|\.\d+))\s*(?:[x×*·]|\\times|\\cdot)\s*10\s*\^\s*"
+    r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?:[x×*·]|\\times|\\cdot)\s*10\s*\^\s*"
     r"(?:\{\s*([+-]?\d+)\s*\}|\(\s*([+-]?\d+)\s*\)|([+-]?\d+))"
 )
 _SPECIAL = re.compile(r"([+-]?)(inf|infinity|∞|nan)", re.IGNORECASE)
