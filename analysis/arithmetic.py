@@ -84,7 +84,7 @@ def scored_rows(
         raise TracktaleError("no explicit-task result belongs to an arithmetic item of this set")
     if "revision" not in rows.columns:
         rows["revision"] = None
-    if any(column not in rows.columns for column in SCORE_COLUMNS):
+    if _scores_incomplete(rows):
         rows = _rescore(rows, items)
     conditions = pd.DataFrame(
         [{"item_id": item_id, **item.condition} for item_id, item in items.items()]
@@ -103,6 +103,14 @@ def _items(stimulus_set: StimulusSet | str | os.PathLike[str]) -> dict[str, Any]
     if not isinstance(stimulus_set, StimulusSet):
         stimulus_set = read_stimulus_set(stimulus_set)
     return {item.item_id: item for item in stimulus_set if item.paradigm == "arithmetic"}
+
+
+def _scores_incomplete(rows: pd.DataFrame) -> bool:
+    """Whether a score column is missing, or empty in some row (a NaN would read as True)."""
+    if any(column not in rows.columns for column in SCORE_COLUMNS):
+        return True
+    needed = ["correct", "correct_any", "parseable", "generated_steps", "step_following"]
+    return bool(rows[needed].isna().to_numpy().any())
 
 
 def _rescore(rows: pd.DataFrame, items: dict[str, Any]) -> pd.DataFrame:

@@ -73,6 +73,14 @@ def test_given_score_columns_are_used_as_they_are():
     assert not again["correct"].any()
 
 
+def test_rows_with_empty_scores_are_rescored_not_read_as_true():
+    rows = scored_rows(results(), stimulus_set())
+    rows["correct"] = rows["correct"].astype(object)
+    rows.loc[rows["model"] == "org/silent@step1000", "correct"] = None
+    again = scored_rows(rows.drop(columns=["model", "dataset", "horizon"]), stimulus_set())
+    assert not again[again["model"] == "org/silent@step1000"]["correct"].any()
+
+
 def test_missing_columns_and_foreign_rows_are_errors():
     with pytest.raises(TracktaleError, match="no column 'task'"):
         scored_rows(results().drop(columns=["task"]), stimulus_set())
