@@ -120,7 +120,7 @@ def _rescore(rows: pd.DataFrame, items: dict[str, Any]) -> pd.DataFrame:
     if "output" not in rows.columns:
         raise TracktaleError("the results have neither the score columns nor 'output'")
     scores = [
-        PARADIGM.score_response(items[item_id], "" if output is None else str(output))
+        PARADIGM.score_response(items[item_id], output if isinstance(output, str) else "")
         for item_id, output in zip(rows["item_id"], rows["output"], strict=True)
     ]
     scored = pd.DataFrame(scores, index=rows.index)[list(SCORE_COLUMNS)]
