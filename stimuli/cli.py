@@ -85,6 +85,11 @@ class _GenerateCommand(click.Command):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.paradigm_options = _paradigm_options()
+        presets = "; ".join(f"{name}: {', '.join(get_paradigm(name).protocols)}"
+                            for name in paradigm_names())
+        for param in self.params:
+            if param.name == "protocol":
+                param.help = f"{param.help} Presets by paradigm ({presets})."
         self.params.extend(
             _click_option(option, owners) for option, owners in self.paradigm_options.values()
         )
@@ -101,10 +106,7 @@ class _GenerateCommand(click.Command):
 @click.option(
     "--protocol",
     default=None,
-    help="Protocol preset: narrative takes 'model' (550 items per template) or "
-    "'human' (the 46-trial study list plus practice); boxes takes 'model' (the source "
-    "paper's Table 1 grid, 900 items), 'languages', 'probing', 'compressed', 'distractors', "
-    "'formats' or 'smoke'. Default: the paradigm's first.",
+    help="Protocol preset of the paradigm. Default: the paradigm's first.",
 )
 @click.option(
     "--seed",
@@ -228,6 +230,8 @@ def _print_item(item: Item, directory: Path) -> None:
     console.print(item.context, markup=False)
     if item.question:
         console.print(f"\nQ: {item.question} ...   expected: {item.answer}", markup=False)
+    else:
+        console.print(f"\nexpected: {item.answer}", markup=False)
     if item.choice:
         console.print(f"\ngood:{item.choice.good}\nbad: {item.choice.bad}", markup=False)
     lure = item.truth.get("lure")

@@ -11,6 +11,7 @@ from tracktale.errors import TracktaleError
 _PARADIGMS = {
     "narrative": "tracktale.stimuli.narrative:PARADIGM",
     "boxes": "tracktale.stimuli.boxes:PARADIGM",
+    "arithmetic": "tracktale.stimuli.arithmetic:PARADIGM",
 }
 
 

@@ -27,6 +27,7 @@ ROLES = ("main", "filler", "practice")
 """``main`` items enter the analyses; ``filler`` and ``practice`` items only the human study."""
 
 ConditionValue = str | int | float | bool
+_CONDITION_TYPES = (str, int, float, bool)  # the same check, faster than the union type
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +93,9 @@ class Item:
     messages: tuple[Mapping[str, str], ...] | None = None
     truth: Mapping[str, Any] = field(default_factory=dict)
     meta: Mapping[str, Any] = field(default_factory=dict)
+    _line: str | None = field(default=None, init=False, repr=False, compare=False)
+    """The canonical JSON line, computed once where the item is created or read (items are
+    immutable), so writing a large set does not serialise every item a second time."""
 
     @classmethod
     def create(cls, **fields: Any) -> Item:
@@ -103,10 +107,13 @@ class Item:
         Returns:
             The item, validated.
         """
-        draft = cls(item_id="", **fields)
-        data = draft.to_dict()
-        data.pop("item_id")
-        return item_from_dict({**data, "item_id": content_id(data)})
+        data = cls(item_id="", **fields).to_dict()
+        item = item_from_dict(data, check_id=False)  # validated, with an empty id for now
+        head, tail = _halves(data)
+        item_id = _hash(head + tail)
+        object.__setattr__(item, "item_id", item_id)
+        object.__setattr__(item, "_line", head + _ID_MEMBER + canonical_json(item_id) + tail)
+        return item
 
     def to_dict(self) -> dict[str, Any]:
         """The item as plain JSON-ready data (the JSONL line's content)."""
@@ -127,14 +134,20 @@ class Item:
 
     def to_json(self) -> str:
         """One canonical JSON line (sorted keys, no extra whitespace)."""
-        return canonical_json(self.to_dict())
+        if self._line is None:
+            object.__setattr__(self, "_line", canonical_json(self.to_dict()))
+        return self._line
+
+
+_ENCODER = json.JSONEncoder(
+    sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+)
 
 
 def canonical_json(data: Any) -> str:
     """JSON with sorted keys and compact separators: equal data gives equal bytes."""
-    return json.dumps(
-        data, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    )
+    # What json.dumps does with these arguments, without building an encoder per call.
+    return _ENCODER.encode(data)
 
 
 def content_id(data: Mapping[str, Any]) -> str:
@@ -147,7 +160,80 @@ def content_id(data: Mapping[str, Any]) -> str:
         The first 16 hex digits of the hash.
     """
     payload = {key: value for key, value in data.items() if key != "item_id"}
-    return hashlib.sha256(canonical_json(payload).encode("utf-8")).hexdigest()[:16]
+    return _hash(canonical_json(payload))
+
+
+def _hash(payload: str) -> str:
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+
+
+_BEFORE_ID = ("answer", "choice", "condition", "context")
+"""The item fields whose names sort before ``item_id``: the id's member follows theirs."""
+_ID_MEMBER = ',"item_id":'
+
+
+def _halves(data: Mapping[str, Any]) -> tuple[str, str]:
+    """The canonical JSON of an item's ``data`` without ``item_id``, cut where the id goes.
+
+    Keys are sorted, so the canonical JSON of a whole item is the members of
+    :data:`_BEFORE_ID`, then ``item_id``'s, then the rest: ``head + tail`` is the payload
+    :func:`content_id` hashes and ``head + id member + tail`` the item's line. The members
+    are written one by one with the encoder's own string function, byte for byte what
+    :func:`canonical_json` gives, so that a chat message repeating the prompt (the usual case)
+    is encoded once. ``data`` must be a validated item's :meth:`Item.to_dict`.
+    """
+    prompt = data["prompt"]
+    prompt_json = _optional_string(prompt)
+    messages = data["messages"]
+    if messages is None:
+        messages_json = "null"
+    else:
+        messages_json = (
+            "["
+            + ",".join(
+                '{"content":'
+                + (prompt_json if message["content"] is prompt else _string(message["content"]))
+                + ',"role":'
+                + _string(message["role"])
+                + "}"
+                for message in messages
+            )
+            + "]"
+        )
+    head = _object_start(
+        ("answer", _string(data["answer"])),
+        ("choice", canonical_json(data["choice"])),
+        ("condition", canonical_json(data["condition"])),
+        ("context", _string(data["context"])),
+    )
+    tail = _object_end(
+        ("messages", messages_json),
+        ("meta", canonical_json(data["meta"])),
+        ("paradigm", _string(data["paradigm"])),
+        ("prompt", prompt_json),
+        ("question", _optional_string(data["question"])),
+        ("role", _string(data["role"])),
+        ("truth", canonical_json(data["truth"])),
+    )
+    return head, tail
+
+
+_string = json.encoder.encode_basestring
+"""How the canonical encoder writes a string (``ensure_ascii=False``): the same function."""
+
+
+def _object_start(*members: tuple[str, str]) -> str:
+    """``{"a":1,"b":2`` (keys in order; values already JSON)."""
+    return "{" + ",".join(f'"{key}":{value}' for key, value in members)
+
+
+def _object_end(*members: tuple[str, str]) -> str:
+    """``,"c":3,"d":4}``: the members that follow others in an object."""
+    return "".join(f',"{key}":{value}' for key, value in members) + "}"
+
+
+def _optional_string(value: str | None) -> str:
+    return "null" if value is None else _string(value)
 
 
 _FIELDS = (
@@ -201,7 +287,9 @@ def item_from_dict(data: Mapping[str, Any], *, check_id: bool = True) -> Item:
     condition = data["condition"]
     _expect(
         isinstance(condition, Mapping)
-        and all(isinstance(k, str) and isinstance(v, ConditionValue) for k, v in condition.items()),
+        and all(
+            isinstance(k, str) and isinstance(v, _CONDITION_TYPES) for k, v in condition.items()
+        ),
         "condition",
         "an object of strings, numbers and booleans",
     )
@@ -221,11 +309,23 @@ def item_from_dict(data: Mapping[str, Any], *, check_id: bool = True) -> Item:
         truth=dict(data.get("truth", {})),
         meta=dict(data.get("meta", {})),
     )
-    if check_id and item.item_id != content_id(item.to_dict()):
+    if check_id:
+        _check_id(item)
+    return item
+
+
+def _check_id(item: Item) -> None:
+    """Raise unless ``item_id`` is the content hash; keep the canonical line.
+
+    One serialisation gives both the line (kept for writing and for the reader's
+    canonical-form check) and, without the id's member, the hashed payload.
+    """
+    head, tail = _halves(item.to_dict())
+    if item.item_id != _hash(head + tail):
         raise TracktaleError(
             f"item_id {item.item_id!r} does not match the item's content (was it edited by hand?)"
         )
-    return item
+    object.__setattr__(item, "_line", head + _ID_MEMBER + canonical_json(item.item_id) + tail)
 
 
 def _expect(ok: bool, name: str, what: str) -> None:
@@ -271,9 +371,19 @@ def _messages_from(data: Any) -> tuple[Mapping[str, str], ...] | None:
     return tuple(dict(m) for m in data)
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _plain(value: Any) -> Any:
     """Deep-copy mappings and sequences into JSON-ready dicts and lists."""
-    if isinstance(value, Mapping):
+    # Exact-type checks first: large truths are long lists of scalars, and the ABC checks
+    # below cost more than the copy itself.
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is list or kind is tuple:
+        return [inner if type(inner) in _SCALARS else _plain(inner) for inner in value]
+    if kind is dict or isinstance(value, Mapping):
         return {str(key): _plain(inner) for key, inner in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(inner) for inner in value]

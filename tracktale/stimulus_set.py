@@ -111,7 +111,22 @@ class StimulusSet:
 
 def items_jsonl(items: Iterable[Item]) -> bytes:
     """The exact bytes of ``items.jsonl`` for ``items``."""
-    return "".join(item.to_json() + "\n" for item in items).encode("utf-8")
+    return "".join(_lines(items)).encode("utf-8")
+
+
+def _lines(items: Iterable[Item]) -> Iterator[str]:
+    for item in items:
+        yield item.to_json()
+        yield "\n"
+
+
+def _items_sha256(items: Iterable[Item]) -> str:
+    """sha256 of :func:`items_jsonl`, hashed line by line (no copy of the whole file)."""
+    digest = hashlib.sha256()
+    for item in items:
+        digest.update(item.to_json().encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()
 
 
 def build_stimulus_set(
@@ -151,7 +166,7 @@ def build_stimulus_set(
         config=json.loads(canonical_json(config)),
         counts=dict(sorted(counts.items())),
         n_items=len(items),
-        items_sha256=hashlib.sha256(items_jsonl(items)).hexdigest(),
+        items_sha256=_items_sha256(items),
     )
     return StimulusSet(manifest=manifest, items=items)
 
@@ -187,8 +202,11 @@ def write_stimulus_set(
     except OSError as error:
         raise TracktaleError(f"cannot write a stimulus set to {target}: {error.strerror}") from None
     try:
-        _write_synced(staging / ITEMS_FILE, items_jsonl(stimulus_set.items))
-        _write_synced(staging / MANIFEST_FILE, stimulus_set.manifest.to_json().encode("utf-8"))
+        # Line by line: a large set is not copied whole into memory to be written.
+        _write_synced(
+            staging / ITEMS_FILE, (line.encode("utf-8") for line in _lines(stimulus_set.items))
+        )
+        _write_synced(staging / MANIFEST_FILE, [stimulus_set.manifest.to_json().encode("utf-8")])
         os.chmod(staging, 0o755)
         _swap_into_place(staging, target)
     except OSError as error:
@@ -197,9 +215,10 @@ def write_stimulus_set(
     return target
 
 
-def _write_synced(path: Path, data: bytes) -> None:
-    with open(path, "wb") as handle:
-        handle.write(data)
+def _write_synced(path: Path, chunks: Iterable[bytes]) -> None:
+    with open(path, "wb", buffering=1 << 20) as handle:
+        for chunk in chunks:
+            handle.write(chunk)
         handle.flush()
         os.fsync(handle.fileno())
 
@@ -276,11 +295,12 @@ def read_lines(directory: str | os.PathLike[str]) -> tuple[Manifest, list[LineRe
 def _read_line(number: int, line: bytes) -> LineReport:
     item_id = None
     try:
-        data = json.loads(line.decode("utf-8"))
+        text = line.decode("utf-8")
+        data = json.loads(text)
         if isinstance(data, dict) and isinstance(data.get("item_id"), str):
             item_id = data["item_id"]
-        item = item_from_dict(data)
-        if line.decode("utf-8") != item.to_json():
+        item = item_from_dict(data)  # checks the id and keeps the item's canonical line
+        if text != item.to_json():
             raise TracktaleError("line is not in canonical form (edited by hand?)")
         return LineReport(number, item, None, item.item_id)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:

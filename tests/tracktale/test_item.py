@@ -1,7 +1,9 @@
+import json
+
 import pytest
 
 from tracktale.errors import TracktaleError
-from tracktale.item import ChoicePair, Item, content_id, item_from_dict
+from tracktale.item import ChoicePair, Item, canonical_json, content_id, item_from_dict
 
 
 def make_item(**changes):
@@ -66,3 +68,27 @@ def test_missing_field_is_named():
     del data["context"]
     with pytest.raises(TracktaleError, match="'context' is missing"):
         item_from_dict(data)
+
+
+def _variants():
+    yield make_item()
+    yield make_item(prompt=None, messages=None, choice=None, question=None)
+    yield make_item(messages=({"role": "user", "content": "other"},))  # not the prompt
+    yield make_item(
+        messages=(
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "prompt"},
+            {"role": "assistant", "content": 'Zoë \u2212 "quoted" \\ \n\t\u0001'},
+        )
+    )
+    yield make_item(messages=())
+    yield make_item(context="Zoë put the \u2603 in the box.\n", answer="", truth={2: [(1, 2.5)]})
+
+
+def test_the_line_is_the_canonical_json_of_the_content():
+    # Items serialise once, member by member; the bytes must be exactly canonical_json's.
+    for item in _variants():
+        assert item.to_json() == canonical_json(item.to_dict())
+        assert item.item_id == content_id(item.to_dict())
+        read = item_from_dict(json.loads(item.to_json()))
+        assert read == item and read.to_json() == item.to_json()

@@ -1,0 +1,166 @@
+"""Arithmetic procedural execution, after Panda et al., "When LLMs Stop Following Steps".
+
+A model reads a step-wise procedure over two inputs (``Step 1: S3 = S1 + S2`` ...) in the
+paper's Appendix B prompt and must return the last variable's value inside
+``<answer>...</answer>``. Complexity grows with the number of steps (the horizon) and the
+look-back depth; the paper's 55 datasets cross five input settings, five operation variants and
+look-back 1..7 (see :mod:`.datasets`). Every item's reference value comes from executing its own
+rendered text (:mod:`.executor`), IEEE edge cases included and flagged; outputs are scored with
+the paper's FAA, CAA, PAR, AP and SFB (:mod:`.scoring`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from tracktale.stimuli.arithmetic.datasets import ALL, PAPER_DATASETS, Dataset, expand_datasets
+from tracktale.stimuli.arithmetic.executor import Number, parse_value
+from tracktale.stimuli.arithmetic.items import build_item, sample_inputs, sample_steps, verify_item
+from tracktale.stimuli.arithmetic.render import (
+    MAX_STEPS,
+    PROMPT_VERSIONS,
+    render_context,
+    render_procedure,
+)
+from tracktale.stimuli.arithmetic.scoring import score_output
+from tracktale.stimuli.paradigm import Option, Paradigm
+
+from tracktale.errors import TracktaleError
+from tracktale.item import Item
+
+HORIZONS = tuple(range(5, 96, 10))
+"""The paper's procedure lengths: 5, 15, ..., 95 steps."""
+PAPER_MAX_NEW_TOKENS = 32_768
+"""The paper's generation limit (it reran at the model's full context when that was hit)."""
+_MAX_DRAWS = 1000
+
+
+class ArithmeticParadigm(Paradigm):
+    """Arithmetic procedural execution over long step-wise procedures."""
+
+    name = "arithmetic"
+    version = "1"
+    description = "step-wise arithmetic procedures (55 datasets, 5-95 steps, look-back 1-7)"
+    max_new_tokens = 4096
+    """Room for a 95-step trace with its values (about 2,000-3,000 tokens); the paper allowed
+    32,768 (:data:`PAPER_MAX_NEW_TOKENS`), which the scoring command's option can restore."""
+    options = (
+        Option(
+            "datasets",
+            str,
+            "Datasets <setting>_<operation>_lb<k> (e.g. int_1-10_add_lb1, float_0-1_mixed_lb7) "
+            f"or '{ALL}' for the paper's 55 (comma-separated).",
+            multiple=True,
+            minimum=1,
+        ),
+        Option(
+            "horizons",
+            int,
+            "Procedure lengths in steps (comma-separated).",
+            multiple=True,
+            minimum=1,
+            maximum=MAX_STEPS,
+        ),
+        Option("per_horizon", int, "Procedures per dataset and horizon.", minimum=1),
+        Option(
+            "prompt_version",
+            str,
+            "Appendix B prompt as published ('paper') or with its missing correct example "
+            "<answer>42</answer> restored ('completed').",
+            choices=PROMPT_VERSIONS,
+        ),
+    )
+    protocols = {
+        "model": {
+            "datasets": [ALL],
+            "horizons": list(HORIZONS),
+            "per_horizon": 100,
+            "prompt_version": "paper",
+        },
+        "pilot": {
+            "datasets": [ALL],
+            "horizons": list(HORIZONS),
+            "per_horizon": 2,
+            "prompt_version": "paper",
+        },
+    }
+
+    def check_config(self, config: Mapping[str, Any]) -> None:
+        """Check dataset names and horizons."""
+        expand_datasets(config["datasets"])
+        horizons = config["horizons"]
+        if any(horizon < 1 for horizon in horizons):
+            raise TracktaleError(f"--horizons must be positive, got {horizons}")
+        if len(set(horizons)) != len(horizons):
+            raise TracktaleError(f"--horizons names a horizon twice: {horizons}")
+
+    def expected_count(self, config: Mapping[str, Any]) -> int:
+        """Datasets x horizons x per-horizon procedures."""
+        datasets = expand_datasets(config["datasets"])
+        return len(datasets) * len(config["horizons"]) * config["per_horizon"]
+
+    def generate(self, config: Mapping[str, Any], seed: int) -> Iterator[Item]:
+        """Yield items dataset by dataset, horizon by horizon.
+
+        Each (dataset, horizon) has its own random stream, so a cell's items do not depend on
+        which other cells are generated, and a smaller ``per_horizon`` gives a prefix of a
+        larger one. Items are distinct within a cell: a repeated draw is drawn again.
+        """
+        for dataset in expand_datasets(config["datasets"]):
+            for horizon in config["horizons"]:
+                rng = random.Random(f"arithmetic|{seed}|{dataset.name}|{horizon}")
+                seen: set[str] = set()
+                for example in range(config["per_horizon"]):
+                    inputs, steps, context = _distinct_draw(rng, dataset, horizon, seen)
+                    yield build_item(
+                        dataset,
+                        horizon,
+                        example,
+                        inputs,
+                        steps,
+                        config["prompt_version"],
+                        context=context,
+                    )
+
+    def verify(self, item: Item) -> list[str]:
+        """Check the item's dataset, inputs and look-back rule, then re-render and re-execute."""
+        if item.paradigm != self.name:
+            return [f"item belongs to paradigm {item.paradigm!r}, not {self.name!r}"]
+        return verify_item(item)
+
+    def design_cell(self, item: Item) -> str:
+        """``main/h05/int_1-10_add_lb1``: the horizon, then the dataset."""
+        return f"main/h{item.condition['horizon']:02d}/{item.condition['dataset']}"
+
+    def score_response(self, item: Item, response: str) -> dict[str, Any]:
+        """The paper's FAA (``correct``), CAA, PAR, AP and SFB for one output.
+
+        See :func:`tracktale.stimuli.arithmetic.scoring.score_output`.
+        """
+        return score_output(
+            response, parse_value(item.truth["reference"]), int(item.condition["horizon"])
+        )
+
+
+def _distinct_draw(
+    rng: random.Random, dataset: Dataset, horizon: int, seen: set[str]
+) -> tuple[tuple[Number, Number], list[str], str]:
+    for _ in range(_MAX_DRAWS):
+        inputs = sample_inputs(rng, dataset)
+        steps = sample_steps(rng, dataset, horizon)
+        context = render_context(render_procedure(steps), *inputs)
+        if context not in seen:
+            seen.add(context)
+            return inputs, steps, context
+    raise TracktaleError(
+        f"cannot draw another distinct procedure for {dataset.name} with {horizon} steps; "
+        "ask for fewer per horizon"
+    )
+
+
+PARADIGM = ArithmeticParadigm()
+"""The paradigm instance the registry hands out."""
+
+__all__ = ["PAPER_DATASETS", "PAPER_MAX_NEW_TOKENS", "PARADIGM", "ArithmeticParadigm"]

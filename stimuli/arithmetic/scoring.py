@@ -1,0 +1,180 @@
+r"""Scoring one model output: the paper's FAA, CAA, PAR, AP and SFB (Section 4.4).
+
+**Extraction.** Every ``<answer>...</answer>`` span is found, tags matched case-insensitively.
+An opening tag pairs with the next closing tag unless another opening tag comes first, in which
+case the later one wins (so ``<answer><answer>7</answer></answer>`` yields ``7`` once);
+a closing tag with no opening tag, and an opening tag never closed, yield nothing.
+
+**Parsing** a span (surrounding whitespace removed) gives a number or nothing:
+
+- decimal literals with optional sign, decimal point and exponent (``-12``, ``0.5``, ``.5``,
+  ``3.``, ``1.2e-5``); integer literals are exact integers, the rest binary64 floats;
+- thousands separators in the ``1,234,567.5`` pattern, and the minus sign U+2212;
+- scientific notation written ``1.2 x 10^5`` with ``x``, ``×``, ``*``, ``·``, ``\times`` or
+  ``\cdot``, the exponent optionally in braces or parentheses;
+- ``inf``, ``infinity``, ``∞`` (with a sign) and ``nan``, in any case.
+
+Anything else (``FINAL_RESULT``, ``S7``, ``3/4``, ``undefined``, an empty span) is unparseable.
+Parseable spans are the answers; the *first answer* is the first parseable span.
+
+**Matching** (the paper's r(x) = round(x, 3)): an answer matches the reference when both
+rounded to three decimals are equal, compared exactly (an integer with an integer exactly, a
+float as the binary64 number it is). ``inf`` matches ``inf`` and ``-inf`` matches ``-inf``
+(an answer like ``1e400`` overflows to ``inf`` when parsed and so matches an ``inf``
+reference); a ``nan`` answer matches a ``nan`` reference, and nothing else matches ``nan``.
+
+**Metrics** for one output:
+
+- ``correct`` (FAA): the first answer matches; ``correct_any`` (CAA): some answer matches;
+- ``parseable`` (PAR): at least one answer;
+- ``answer_position`` (AP): 100 * p / L, with p the index of the whitespace-separated token
+  in which the first answer's opening tag starts (the number of tokens wholly before it) and L
+  the number of tokens in the output (``None`` without an answer). Whitespace tokens stand
+  in for the model's tokenizer, which the scorer does not have; :func:`answer_position`
+  takes a tokenizer's character offsets where one is available;
+- ``generated_steps`` (G): occurrences of ``Step <number>`` (case-sensitive, so
+  ``Final Step`` is not one) anywhere in the output, and ``step_following`` (SFB): ``under``,
+  ``exact`` or ``over`` as G is below, equal to or above the item's number of steps.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tracktale.stimuli.arithmetic.executor import Number, round3
+
+_TAG = re.compile(r"<(/?)answer>", re.IGNORECASE)
+# Each digit run can be matched one way only, so a long unparseable span fails in linear time.
+_DECIMAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_INTEGER = re.compile(r"[+-]?\d+")
+_GROUPED = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
+_TIMES_TEN = re.compile(
+    r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*(?:[x×*·]|\\times|\\cdot)\s*10\s*\^\s*"
+    r"(?:\{\s*([+-]?\d+)\s*\}|\(\s*([+-]?\d+)\s*\)|([+-]?\d+))"
+)
+_SPECIAL = re.compile(r"([+-]?)(inf|infinity|∞|nan)", re.IGNORECASE)
+_STEP = re.compile(r"\bStep\s+\d+")
+
+
+@dataclass(frozen=True)
+class Span:
+    """One ``<answer>`` span: where its opening tag starts, its text and its parsed value."""
+
+    start: int
+    text: str
+    value: Number | None
+
+
+def extract_spans(output: str) -> list[Span]:
+    """Every ``<answer>...</answer>`` span of ``output``, in order (see the module docstring)."""
+    spans = []
+    opened: tuple[int, int] | None = None
+    for tag in _TAG.finditer(output):
+        if not tag[1]:
+            opened = (tag.start(), tag.end())
+        elif opened is not None:
+            text = output[opened[1] : tag.start()]
+            spans.append(Span(opened[0], text, parse_number(text)))
+            opened = None
+    return spans
+
+
+def parse_number(text: str) -> Number | None:
+    """The number a span states, or ``None`` (see the module docstring for the grammar)."""
+    text = text.strip().replace("\u2212", "-")
+    if _GROUPED.fullmatch(text):
+        text = text.replace(",", "")
+    if _DECIMAL.fullmatch(text):
+        # Python refuses to convert integer strings past 4,300 digits; as a float such a
+        # literal is inf, which is what it is in binary64.
+        exact = _INTEGER.fullmatch(text) and len(text) < 4000
+        return int(text) if exact else float(text)
+    scientific = _TIMES_TEN.fullmatch(text)
+    if scientific:
+        exponent = next(group for group in scientific.groups()[1:] if group is not None)
+        return float(f"{scientific[1]}e{exponent}")
+    special = _SPECIAL.fullmatch(text)
+    if special:
+        if special[2].lower() == "nan":
+            return math.nan
+        return -math.inf if special[1] == "-" else math.inf
+    return None
+
+
+def values_match(answer: Number, reference: Number) -> bool:
+    """Whether ``answer`` matches ``reference`` after rounding both to three decimals."""
+    if reference != reference:
+        return answer != answer
+    if answer != answer:
+        return False
+    return round3(answer) == round3(reference)
+
+
+def answer_position(
+    output: str, start: int, offsets: Sequence[tuple[int, int]] | None = None
+) -> float:
+    """AP of an answer whose opening tag starts at character ``start``, in percent.
+
+    Args:
+        output: The whole generated text.
+        start: Character offset of the first answer's opening tag.
+        offsets: ``(start, end)`` character offsets of the output's tokens from the model's
+            tokenizer; whitespace-separated tokens when ``None``.
+
+    Returns:
+        100 * p / L: p is the index of the token in which the tag starts (the number of tokens
+        wholly before it), L the number of tokens.
+    """
+    if offsets is None:
+        before = output[:start]
+        index = len(before.split())
+        if before and not before[-1].isspace():
+            index -= 1  # the tag starts inside that token ("is<answer>...")
+        total = len(output.split())
+    else:
+        index = sum(1 for _, token_end in offsets if token_end <= start)
+        total = len(offsets)
+    return 100.0 * index / total if total else 0.0
+
+
+def step_following(generated: int, expected: int) -> str:
+    """SFB: ``under``, ``exact`` or ``over`` execution."""
+    if generated < expected:
+        return "under"
+    return "exact" if generated == expected else "over"
+
+
+def score_output(output: str, reference: Number, expected_steps: int) -> dict[str, Any]:
+    """The paper's five metrics for one output (see the module docstring).
+
+    Args:
+        output: The generated text (without the prompt).
+        reference: The item's reference value (full precision).
+        expected_steps: The item's number of steps.
+
+    Returns:
+        ``correct`` (FAA), ``correct_any`` (CAA), ``parseable`` (PAR), ``answer_position``
+        (AP, or ``None``), ``generated_steps``, ``expected_steps``, ``step_following`` (SFB),
+        ``n_spans`` (all tagged spans), ``n_answers`` (parseable ones) and ``first_answer``
+        (the first answer's text as written, or ``None``).
+    """
+    spans = extract_spans(output)
+    answers = [span for span in spans if span.value is not None]
+    first = answers[0] if answers else None
+    generated = len(_STEP.findall(output))
+    return {
+        "correct": first is not None and values_match(first.value, reference),
+        "correct_any": any(values_match(span.value, reference) for span in answers),
+        "parseable": first is not None,
+        "answer_position": None if first is None else answer_position(output, first.start),
+        "generated_steps": generated,
+        "expected_steps": expected_steps,
+        "step_following": step_following(generated, expected_steps),
+        "n_spans": len(spans),
+        "n_answers": len(answers),
+        "first_answer": None if first is None else first.text.strip(),
+    }
