@@ -85,8 +85,9 @@ class _GenerateCommand(click.Command):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.paradigm_options = _paradigm_options()
-        presets = "; ".join(f"{name}: {', '.join(get_paradigm(name).protocols)}"
-                            for name in paradigm_names())
+        presets = "; ".join(
+            f"{name}: {', '.join(get_paradigm(name).protocols)}" for name in paradigm_names()
+        )
         for param in self.params:
             if param.name == "protocol":
                 param.help = f"{param.help} Presets by paradigm ({presets})."
