@@ -38,6 +38,7 @@ SECTIONS: dict[str, list[str]] = {
         "tracktale.analysis.narrative:manipulation_section",
     ],
     "boxes": ["tracktale.analysis.report:boxes_section"],
+    "arithmetic": ["tracktale.analysis.report:arithmetic_section"],
 }
 """Paradigm -> its report sections (``module:function``), imported when a report needs them."""
 
@@ -154,13 +155,13 @@ def run_sections(
 ) -> list[SectionResult]:
     """Run every registered section of every paradigm present in ``trials``."""
     stimulus_sets = list(stimulus_sets)
-    results: list[SectionResult] = []
+    sections: list[SectionResult] = []
     present = list(dict.fromkeys(trials["paradigm"].dropna()))
     for paradigm in [p for p in SECTIONS if p in present] + [
         p for p in present if p not in SECTIONS
     ]:
         if paradigm not in SECTIONS:
-            results.append(
+            sections.append(
                 SectionResult(paradigm, f"<p>No report sections are registered for {paradigm}.</p>")
             )
             continue
@@ -178,8 +179,8 @@ def run_sections(
         for target in SECTIONS[paradigm]:
             section = _resolve(target)(context)
             if section is not None:
-                results.append(section)
-    return results
+                sections.append(section)
+    return sections
 
 
 def build_report(
@@ -281,10 +282,24 @@ def boxes_section(context: ReportContext) -> SectionResult | None:
     """The boxes paradigm's tables and figures (``tracktale.analysis.boxes``) as a section."""
     from tracktale.analysis.boxes import boxes_section as write_boxes
 
+    return _files_section(context, write_boxes, "boxes")
+
+
+def arithmetic_section(context: ReportContext) -> SectionResult | None:
+    """The arithmetic paradigm's tables and figures (``tracktale.analysis.arithmetic``)."""
+    from tracktale.analysis.arithmetic import arithmetic_section as write_arithmetic
+
+    return _files_section(context, write_arithmetic, "arithmetic")
+
+
+def _files_section(
+    context: ReportContext, writer: Callable[..., list[Path]], folder_name: str
+) -> SectionResult | None:
+    """Run a paradigm's file-writing analysis on each of its sets and show what it wrote."""
     if context.results is None:
         return None
-    folder = context.tables_dir.parent / "boxes"
-    paths = [p for s in context.stimulus_sets for p in write_boxes(context.results, s, folder)]
+    folder = context.tables_dir.parent / folder_name
+    paths = [p for s in context.stimulus_sets for p in writer(context.results, s, folder)]
     return section_from_files(f"{context.paradigm}: models", paths) if paths else None
 
 

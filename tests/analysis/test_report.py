@@ -173,33 +173,76 @@ def test_sections_that_write_files_become_report_sections(tmp_path):
     assert "data:image/png;base64," in render_html([section], [], ReportOptions())
 
 
-def test_the_boxes_analysis_plugs_in_through_its_file_writing_function(
-    trial_table, tmp_path, monkeypatch
-):
-    import sys
-    import types
+def _perfect_and_garbage_results(stimulus_set):
+    """Explicit-task rows for a set: two thirds answered right, a third with garbage."""
+    import pandas as pd
+    from tracktale.stimuli.registry import get_paradigm
 
-    from tracktale.analysis.report import ReportContext, boxes_section
+    paradigm = get_paradigm(stimulus_set.manifest.paradigm)
+    rows = []
+    for index, item in enumerate(stimulus_set):
+        output = item.answer if index % 3 else "no idea"
+        if stimulus_set.manifest.paradigm == "arithmetic":
+            output = f"Step 1 done. <answer>{output}</answer>"
+        scores = paradigm.score_response(item, output)
+        scores.pop("response", None)
+        rows.append(
+            {
+                "model_id": "org/tiny",
+                "revision": None,
+                "resolved_sha": None,
+                "item_id": item.item_id,
+                "task": "explicit",
+                "stimulus_sha256": stimulus_set.sha256,
+                "paradigm": stimulus_set.manifest.paradigm,
+                "backend": "hf",
+                "dtype": "float32",
+                "device": "cpu",
+                "bos_policy": "none",
+                "n_parameters": 1000,
+                "output": output,
+                "prompt_format": "plain",
+                **scores,
+            }
+        )
+    return pd.DataFrame(rows)
 
-    calls = []
 
-    def write_boxes(results, stimulus_set, out_dir):
-        calls.append((len(results), stimulus_set.manifest.paradigm))
-        out_dir.mkdir(parents=True, exist_ok=True)
-        results.head(2).to_csv(out_dir / "boxes_table1.csv", index=False)
-        return [out_dir / "boxes_table1.csv"]
+def test_the_boxes_and_arithmetic_analyses_plug_into_the_report(tmp_path, capsys):
+    import pandas as pd
+    from tracktale.stimuli.registry import get_paradigm
 
-    fake = types.ModuleType("tracktale.analysis.boxes")
-    fake.boxes_section = write_boxes
-    monkeypatch.setitem(sys.modules, "tracktale.analysis.boxes", fake)
-    boxes_set = types.SimpleNamespace(manifest=types.SimpleNamespace(paradigm="boxes"))
-    context = ReportContext(
-        paradigm="boxes", human=None, participants=None, models=None, options=ReportOptions(),
-        figures_dir=tmp_path / "figures", tables_dir=tmp_path / "tables",
-        stimulus_sets=[boxes_set], results=trial_table,
-    )  # fmt: skip
-    section = boxes_section(context)
-    assert calls == [(len(trial_table), "boxes")]
-    assert [t.name for t in section.tables] == ["boxes_table1"]
-    context.results = None
-    assert boxes_section(context) is None
+    from tracktale.cli import main
+    from tracktale.stimulus_set import write_stimulus_set
+
+    boxes = get_paradigm("boxes").generate_set("smoke", 1)
+    arithmetic = get_paradigm("arithmetic").generate_set(
+        "pilot", 1, {"datasets": ["int_1-10_add_lb1"], "horizons": [5, 95], "per_horizon": 3}
+    )
+    results = pd.concat([_perfect_and_garbage_results(s) for s in (boxes, arithmetic)])
+    results.to_parquet(tmp_path / "results.parquet")
+    for name, stimulus_set in (("boxes", boxes), ("arithmetic", arithmetic)):
+        write_stimulus_set(stimulus_set, tmp_path / name)
+    with pytest.raises(SystemExit) as exit_info:
+        main(
+            [
+                "analysis",
+                "report",
+                "--stimuli",
+                str(tmp_path / "boxes"),
+                "--stimuli",
+                str(tmp_path / "arithmetic"),
+                "--models",
+                str(tmp_path / "results.parquet"),
+                "--out",
+                str(tmp_path / "report"),
+            ]
+        )
+    assert exit_info.value.code == 0, capsys.readouterr().err
+    report = tmp_path / "report"
+    assert (report / "boxes" / "boxes_table1.csv").stat().st_size > 0
+    assert (report / "arithmetic" / "arithmetic_accuracy.csv").stat().st_size > 0
+    page = (report / "report.html").read_text()
+    assert "boxes: models" in page and "arithmetic: models" in page
+    table1 = pd.read_csv(report / "boxes" / "boxes_table1.csv")
+    assert not table1.empty
