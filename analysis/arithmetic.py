@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tracktale.analysis.tables import to_latex
+
 from tracktale.atomic import atomic_write, atomic_write_text
 from tracktale.errors import TracktaleError
 from tracktale.stimulus_set import StimulusSet, read_stimulus_set
@@ -375,39 +377,9 @@ def write_table(table: pd.DataFrame, stem: Path, *, latex: bool = False) -> list
     if not latex:
         return [csv_path]
     tex_path = stem.with_suffix(".tex")
-    atomic_write_text(tex_path, latex_table(table))
+    title = stem.name.replace("_", " ")
+    atomic_write_text(tex_path, to_latex(table, title, label=stem.name, digits=2))
     return [csv_path, tex_path]
-
-
-def latex_table(table: pd.DataFrame, digits: int = 2) -> str:
-    """A booktabs ``tabular`` of ``table`` (numbers to ``digits`` decimals, text escaped)."""
-    columns = list(table.columns)
-    align = "".join("r" if _numeric(table[c]) else "l" for c in columns)
-    lines = [f"\\begin{{tabular}}{{{align}}}", "\\toprule", " & ".join(map(_tex, columns)) + r" \\"]
-    lines.append("\\midrule")
-    for row in table.itertuples(index=False):
-        cells = [_tex_cell(value, digits) for value in row]
-        lines.append(" & ".join(cells) + r" \\")
-    lines += ["\\bottomrule", "\\end{tabular}", ""]
-    return "\n".join(lines)
-
-
-def _numeric(series: pd.Series) -> bool:
-    import pandas as pd
-
-    return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
-
-
-def _tex_cell(value: Any, digits: int) -> str:
-    if isinstance(value, float):
-        return "--" if value != value else f"{value:.{digits}f}"
-    return _tex(str(value))
-
-
-def _tex(text: str) -> str:
-    for char, escaped in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_")):
-        text = text.replace(char, escaped)
-    return text.replace("#", r"\#").replace("$", r"\$").replace("{", r"\{").replace("}", r"\}")
 
 
 def arithmetic_section(

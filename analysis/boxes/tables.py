@@ -9,10 +9,12 @@ parse rates) are written beside it.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pandas as pd
 from tracktale.analysis.boxes.figures import model_label
 from tracktale.analysis.boxes.scores import ROW_FACTORS
+from tracktale.analysis.tables import to_latex
 
 from tracktale.atomic import atomic_write
 
@@ -73,53 +75,6 @@ def paper_layout(long: pd.DataFrame) -> pd.DataFrame:
     return wide
 
 
-def latex_table(table: pd.DataFrame, caption: str) -> str:
-    """A booktabs ``tabular`` of ``table`` (text cells escaped), wrapped in a ``table`` float."""
-    columns = list(table.columns)
-    lines = [
-        r"\begin{table}[t]",
-        r"\centering",
-        r"\begin{tabular}{" + "".join(_align(table[c]) for c in columns) + "}",
-        r"\toprule",
-        " & ".join(_escape(c) for c in columns) + r" \\",
-        r"\midrule",
-    ]
-    lines += [
-        " & ".join(_escape(_cell(v)) for v in row) + r" \\" for row in table.itertuples(index=False)
-    ]
-    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_escape(caption)}}}", r"\end{table}"]
-    return "\n".join(lines) + "\n"
-
-
-def _align(column: pd.Series) -> str:
-    numeric = pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
-    return "r" if numeric or str(column.name).endswith("-shot") else "l"
-
-
-def _cell(value: object) -> str:
-    if isinstance(value, float):
-        return "" if pd.isna(value) else f"{value:.3f}"
-    return str(value)
-
-
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-}
-
-
-def _escape(text: object) -> str:
-    return "".join(_LATEX_SPECIAL.get(char, char) for char in str(text))
-
-
 def write_csv(table: pd.DataFrame, path: str | os.PathLike[str]) -> str:
     """Write ``table`` as CSV atomically; return the path."""
     with atomic_write(path, "w") as handle:
@@ -128,7 +83,7 @@ def write_csv(table: pd.DataFrame, path: str | os.PathLike[str]) -> str:
 
 
 def write_latex(table: pd.DataFrame, path: str | os.PathLike[str], caption: str) -> str:
-    """Write ``table`` as a LaTeX table atomically; return the path."""
+    """Write ``table`` as a booktabs LaTeX table atomically; return the path."""
     with atomic_write(path, "w") as handle:
-        handle.write(latex_table(table, caption))
+        handle.write(to_latex(table, caption, label=Path(path).stem))
     return os.fspath(path)

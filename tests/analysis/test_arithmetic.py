@@ -13,10 +13,10 @@ from tracktale.analysis.arithmetic import (
     factor_table,
     generation_change,
     horizon_table,
-    latex_table,
     plot_faa_by_horizon,
     scored_rows,
 )
+from tracktale.analysis.tables import to_latex
 from tracktale.stimuli.registry import get_paradigm
 
 from tracktale.errors import TracktaleError
@@ -155,9 +155,9 @@ def test_generation_change_is_table_2():
 
 def test_latex_escapes_and_formats():
     table = pd.DataFrame({"model": ["a_b & c%"], "faa": [12.3456], "gap": [float("nan")]})
-    tex = latex_table(table)
-    assert r"a\_b \& c\%" in tex and "12.35" in tex and "--" in tex
-    assert tex.startswith(r"\begin{tabular}{lrr}") and r"\bottomrule" in tex
+    tex = to_latex(table, "FAA", "faa", digits=2)
+    assert r"a\_b \& c\%" in tex and "12.35" in tex and "12.346" not in tex
+    assert r"\begin{tabular}{lrr}" in tex and r"\bottomrule" in tex
 
 
 def test_section_writes_tables_and_figures(tmp_path):

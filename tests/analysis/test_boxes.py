@@ -12,13 +12,14 @@ from tracktale.analysis.boxes.scores import (
     probing_table,
     scored_items,
 )
-from tracktale.analysis.boxes.tables import latex_table, paper_layout
+from tracktale.analysis.boxes.tables import paper_layout
 from tracktale.analysis.boxes.transitions import (
     CATEGORIES,
     label_states,
     label_transitions,
     transition_counts,
 )
+from tracktale.analysis.tables import to_latex
 from tracktale.stimuli.boxes import PARADIGM
 
 from tracktale.errors import TracktaleError
@@ -135,7 +136,7 @@ def test_final_step_table_in_the_papers_layout():
     assert first["language"] == "NL functor + NL argument" and first["2-shot"] == "100% / 100%"
     assert layout.iloc[2]["instruction"] == "Counter-intuitive instruction (language)"
     assert r"toy/model & Normal instruction & NL functor + NL argument & 100\% / 100\%" in (
-        latex_table(layout, "Table 1")
+        to_latex(layout, "Table 1", "boxes_table1")
     )
 
 
