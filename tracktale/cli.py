@@ -18,6 +18,8 @@ from tracktale.errors import TracktaleError
 
 STAGE_GROUPS = {
     "stimuli": "tracktale.stimuli.cli:stimuli",
+    "experiment": "tracktale.experiment.cli:experiment",
+    "ethics": "tracktale.ethics.cli:ethics",
 }
 """Command group name -> ``module:attribute`` of its click group."""
 
