@@ -53,11 +53,12 @@ def create_app(
         The Flask application; ``app.extensions["tracktale"]`` is its :class:`StudyService`.
 
     Raises:
-        TracktaleError: If the stimuli, the database or the front end cannot be used.
+        TracktaleError: If the stimuli or the database cannot be used. A missing front end
+            (jsPsych from npm) is reported when the page first asks for it, so API-only uses
+            (tests, simulations) run without npm; ``serve`` checks it up front.
     """
     config = config or load_study(None)
     secrets = secrets or Secrets.from_env()
-    node_modules = find_node_modules()
     stimulus_set = stimulus_set or load_stimuli(config)
     storage = storage or Storage(config.database_url())
     service = StudyService(config, storage, stimulus_set)
@@ -92,7 +93,9 @@ def create_app(
     def vendor(name: str):
         if name not in VENDOR_FILES:
             abort(404)
-        return send_from_directory(node_modules, VENDOR_FILES[name], max_age=3600)
+        if "node_modules" not in app.extensions:
+            app.extensions["node_modules"] = find_node_modules()
+        return send_from_directory(app.extensions["node_modules"], VENDOR_FILES[name], max_age=3600)
 
     @app.get("/healthz")
     def health():

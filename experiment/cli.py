@@ -56,7 +56,9 @@ def serve(study_file: Path | None, host: str, port: int, workers: int) -> None:
     """Serve the study; print the participant link and the admin link."""
     from tracktale.experiment.app import create_app
     from tracktale.experiment.config import ADMIN_SECRET_ENV, STUDY_ENV, Secrets, load_study
+    from tracktale.experiment.frontend import find_node_modules
 
+    find_node_modules()  # a page without jsPsych is no study: fail before printing links
     config = load_study(study_file)
     secrets = Secrets.from_env()
     if secrets.generated_admin_secret and workers:

@@ -29,7 +29,11 @@
   }
 
   function showMessage(list, extraHtml) {
-    target.innerHTML =
+    // Once jsPsych runs, write into its display element: replacing the page's own target
+    // would detach the element jsPsych draws the next trials into.
+    const running = window.tracktaleStudy && window.tracktaleStudy.jsPsych;
+    const element = running ? running.getDisplayElement() : target;
+    element.innerHTML =
       '<div class="tt-screen tt-message">' + paragraphs(list) + (extraHtml || "") + "</div>";
   }
 
@@ -393,6 +397,7 @@
     const outbox = new Outbox(store, session.token, { onChange: showSaveState });
     outbox.kick();
     const recorder = new TrialRecorder(store, outbox);
+    target.replaceChildren();
     const jsPsych = initJsPsych({ display_element: target });
     window.tracktaleStudy = { jsPsych: jsPsych, outbox: outbox, session: session };
     await jsPsych.run(buildTimeline(session, store, outbox, recorder, jsPsych));
