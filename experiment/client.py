@@ -22,11 +22,16 @@ from tracktale.errors import TracktaleError
 
 @dataclass(frozen=True)
 class Reply:
-    """A server answer: HTTP status, decoded JSON body and the time the last attempt took."""
+    """A server answer: HTTP status, decoded JSON body and the time it took, retries included.
+
+    ``server_seconds`` is the server's own handling time (its ``Server-Timing`` header), if
+    it sent one.
+    """
 
     status: int
     data: dict[str, Any]
     seconds: float
+    server_seconds: float | None = None
 
 
 class StudyClient:
@@ -94,33 +99,57 @@ class StudyClient:
         if admin:
             headers["Authorization"] = f"Bearer {admin}"
         payload = json.dumps(body).encode("utf-8")
-        prefix = self._parsed.path.rstrip("/")
+        started = time.perf_counter()
         problem = "no attempt"
         for attempt in range(self.max_attempts):
             if attempt:
                 self.retries += 1
                 delay = min(self.max_delay, 0.25 * 2 ** (attempt - 1))
                 self.sleep(delay * (0.5 + random.random()))
-            start = time.perf_counter()
             try:
-                connection = self._connect()
-                connection.request("POST", prefix + path, body=payload, headers=headers)
-                response = connection.getresponse()
-                raw = response.read()
-                elapsed = time.perf_counter() - start
+                status, timing, raw = self._exchange(path, payload, headers)
             except (OSError, http.client.HTTPException) as error:
-                self.close()
                 problem = f"{type(error).__name__}: {error}"
                 continue
-            if response.getheader("Connection", "").lower() == "close":
-                self.close()
-            if response.status >= 500 or response.status == 429:
-                problem = f"HTTP {response.status}"
+            if status >= 500 or status == 429:
+                problem = f"HTTP {status}"
                 continue
-            return Reply(response.status, _decode(raw), elapsed)
+            elapsed = time.perf_counter() - started
+            return Reply(status, _decode(raw), elapsed, _server_time(timing))
         raise TracktaleError(
             f"{self.base_url}{path}: gave up after {self.max_attempts} tries ({problem})"
         )
+
+    def _exchange(
+        self, path: str, payload: bytes, headers: dict[str, str]
+    ) -> tuple[int, str | None, bytes]:
+        # A kept-alive connection the server closed while idle fails on reuse; like a browser,
+        # reopen it at once rather than counting a retry.
+        for fresh in (False, True):
+            reused = self._connection is not None
+            try:
+                connection = self._connect()
+                connection.request("POST", self._parsed.path.rstrip("/") + path, payload, headers)
+                response = connection.getresponse()
+                raw = response.read()
+            except (OSError, http.client.HTTPException):
+                self.close()
+                if reused and not fresh:
+                    continue
+                raise
+            if response.getheader("Connection", "").lower() == "close":
+                self.close()
+            return response.status, response.getheader("Server-Timing"), raw
+        raise AssertionError("unreachable")
+
+
+def _server_time(header: str | None) -> float | None:
+    if not header or "dur=" not in header:
+        return None
+    try:
+        return float(header.split("dur=")[1].split(";")[0].split(",")[0]) / 1000
+    except ValueError:
+        return None
 
 
 def _decode(raw: bytes) -> dict[str, Any]:

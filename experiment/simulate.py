@@ -63,7 +63,8 @@ class SimulationReport:
         completed: Participants the server confirmed completed (redirect received).
         trials_sent: Trials POSTed (each once, retries not counted).
         trials_acknowledged: Trials the server acknowledged (stored or duplicate).
-        latencies: Seconds of each acknowledged trial POST (last attempt).
+        latencies: Seconds of each acknowledged trial POST (last attempt, as the client saw it).
+        server_latencies: The server's own handling time of the same POSTs.
         retries: Requests retried after a network error, 5xx or 429.
         errors: One line per participant that failed.
         participant_ids: The server's ids of the simulated participants.
@@ -74,6 +75,7 @@ class SimulationReport:
     trials_sent: int = 0
     trials_acknowledged: int = 0
     latencies: list[float] = field(default_factory=list)
+    server_latencies: list[float] = field(default_factory=list)
     retries: int = 0
     errors: list[str] = field(default_factory=list)
     participant_ids: list[str] = field(default_factory=list)
@@ -85,6 +87,7 @@ class SimulationReport:
         self.trials_sent += other.trials_sent
         self.trials_acknowledged += other.trials_acknowledged
         self.latencies.extend(other.latencies)
+        self.server_latencies.extend(other.server_latencies)
         self.retries += other.retries
         self.errors.extend(other.errors)
         self.participant_ids.extend(other.participant_ids)
@@ -242,6 +245,8 @@ def run_participant(
         _expect(reply, f"trial {shown['index']}")
         report.trials_acknowledged += 1
         report.latencies.append(reply.seconds)
+        if reply.server_seconds is not None:
+            report.server_latencies.append(reply.server_seconds)
     survey = {
         "age": person.age,
         "gender": person.gender,

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import hashlib
 import json
 import secrets
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +23,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from tracktale.experiment.design import SessionPlan, assign_list
+from tracktale.experiment.groupcommit import GroupCommitter
 
 from tracktale.errors import TracktaleError
 from tracktale.trial import PARTICIPANT_STATUSES, ParticipantRecord, TrialRecord
@@ -194,11 +197,21 @@ class Storage:
         self.url = url
         self.engine = create_storage_engine(url)
         if create:
+            self._create_tables()
+            self.meta_value(_ASSIGNMENT_LOCK, lambda: "0")
+        self._trial_writer = GroupCommitter(self.engine, trials)
+
+    def _create_tables(self) -> None:
+        # Several server processes may start at once on a new database; creating a table that
+        # another process just created fails, and the next attempt finds it there.
+        for attempt in range(10):
             try:
                 metadata.create_all(self.engine)
-            except sa.exc.OperationalError as error:
-                raise TracktaleError(f"cannot open the study database: {error.orig}") from None
-            self.meta_value(_ASSIGNMENT_LOCK, lambda: "0")
+                return
+            except sa.exc.DatabaseError as error:
+                if attempt == 9:
+                    raise TracktaleError(f"cannot open the study database: {error.orig}") from None
+                time.sleep(0.1 * (attempt + 1))
 
     def close(self) -> None:
         """Release the connections."""
@@ -364,12 +377,8 @@ class Storage:
                 position already holds a trial with another id.
         """
         row = {**record.to_dict(), "received_at": now()}
-        try:
-            with self.engine.begin() as connection:
-                connection.execute(trials.insert().values(**row))
+        if self._trial_writer.insert(row):
             return SaveResult("stored", record.client_trial_id)
-        except sa.exc.IntegrityError:
-            pass
         with self.engine.connect() as connection:
             existing = connection.execute(
                 sa.select(trials.c.participant_id, trials.c.trial_index).where(
@@ -521,7 +530,7 @@ def _participant(row: Any) -> Participant:
         source=data["source"],
         list_id=data["list_id"],
         session_seed=data["session_seed"],
-        plan=SessionPlan.from_dict(json.loads(data["plan_json"])),
+        plan=_parse_plan(data["plan_json"]),
         stimulus_sha256=data["stimulus_sha256"],
         status=data["status"],
         consent=data["consent"],
@@ -529,6 +538,12 @@ def _participant(row: Any) -> Participant:
         created_at=_utc(data["created_at"]),
         completed_at=_utc(data["completed_at"]) if data["completed_at"] else None,
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_plan(plan_json: str) -> SessionPlan:
+    # Plans never change once stored, and every write looks one up: parse each once.
+    return SessionPlan.from_dict(json.loads(plan_json))
 
 
 def _utc(moment: dt.datetime) -> dt.datetime:

@@ -219,3 +219,66 @@ def test_trial_records_accept_a_missing_defaulted_field(human_set, tmp_path):
         TrialRecord.from_dict({**data, "restarts": "1"})
     assert dataclasses.fields(TrialRecord)[-1].name == "restarts"
     storage.close()
+
+
+def test_concurrent_saves_share_commits_and_all_arrive(db, human_set):
+    person, _ = register(db, human_set, "PID1")
+    commits = []
+    sa.event.listen(db.engine, "commit", lambda connection: commits.append(1))
+    barrier = threading.Barrier(40)
+    outcomes = []
+
+    def save(index):
+        barrier.wait()
+        outcomes.append(db.save_trial(record(person, index, f"trial-{index:04d}")).outcome)
+
+    threads = [threading.Thread(target=save, args=(n,)) for n in range(40)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert outcomes == ["stored"] * 40
+    assert db.trial_indices(person.participant_id) == list(range(40))
+    assert len(commits) < 40  # group commit: fewer transactions than trials
+
+
+def test_a_failed_batch_raises_and_the_writer_recovers(tmp_path):
+    from tracktale.experiment.groupcommit import GroupCommitter
+
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'g.sqlite'}")
+    table = sa.Table(
+        "rows",
+        sa.MetaData(),
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("key", sa.String, unique=True, nullable=False),
+    )
+    table.metadata.create_all(engine)
+    writer = GroupCommitter(engine, table)
+    assert writer.insert({"key": "a"}) is True
+    assert writer.insert({"key": "a"}) is False
+    with pytest.raises(sa.exc.IntegrityError):
+        writer.insert({"key": None})
+    assert writer.insert({"key": "b"}) is True
+    with engine.connect() as connection:
+        assert connection.execute(sa.select(table.c.key)).scalars().all() == ["a", "b"]
+    engine.dispose()
+
+
+def test_servers_starting_together_on_a_new_database(tmp_path):
+    url = f"sqlite:///{tmp_path / 'new.sqlite'}"
+    barrier = threading.Barrier(6)
+    errors = []
+
+    def open_storage():
+        barrier.wait()
+        try:
+            Storage(url).close()
+        except Exception as error:  # noqa: BLE001 - collected for the assertion
+            errors.append(error)
+
+    threads = [threading.Thread(target=open_storage) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
