@@ -145,10 +145,16 @@ def run(args: argparse.Namespace) -> None:
         f"server: gunicorn, {args.workers} workers x {args.threads} threads, "
         "SQLite (WAL, synchronous=FULL)"
     )
+    pacing = (
+        f"each trial waits {args.pace:g} x its simulated duration "
+        f"({1 / args.pace:g} x faster than real time)"
+        if args.pace
+        else "trials sent without pauses"
+    )
     print(
         f"participants: {report.completed} completed of {args.participants} "
         f"({skipped} not started within {args.max_seconds:g} s, {len(report.errors)} failed); "
-        f"arrivals over {args.ramp:g} s, pace {args.pace:g}x real time"
+        f"arrivals over {args.ramp:g} s; {pacing}"
     )
     print(
         f"trial saves: {len(latencies)} in {elapsed:.0f} s ({len(latencies) / elapsed:.0f}/s), "

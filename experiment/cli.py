@@ -55,7 +55,7 @@ def _warnings(config) -> list[str]:
 def serve(study_file: Path | None, host: str, port: int, workers: int) -> None:
     """Serve the study; print the participant link and the admin link."""
     from tracktale.experiment.app import create_app
-    from tracktale.experiment.config import ADMIN_SECRET_ENV, STUDY_ENV, Secrets, load_study
+    from tracktale.experiment.config import ADMIN_SECRET_ENV, Secrets, load_study
     from tracktale.experiment.frontend import find_node_modules
 
     find_node_modules()  # a page without jsPsych is no study: fail before printing links
@@ -89,8 +89,6 @@ def serve(study_file: Path | None, host: str, port: int, workers: int) -> None:
         from tracktale.experiment.server import run_gunicorn
 
         service.storage.close()
-        if study_file:
-            os.environ[STUDY_ENV] = str(study_file.resolve())
         run_gunicorn(lambda: create_app(load_study(study_file)), host, port, workers)
         return
     app.run(host=host, port=port, threaded=True, use_reloader=False)
@@ -213,22 +211,26 @@ def simulate(
     config = load_study(study_file)
     stimuli = read_stimulus_set(stimuli_dir) if stimuli_dir else load_stimuli(config)
     if url:
+        from tracktale.experiment.simulate import simulate_participants
+
         secret = os.environ.get(ADMIN_SECRET_ENV)
         if not secret:
             raise TracktaleError(f"set ${ADMIN_SECRET_ENV} to the server's admin secret")
-        report = _simulate(url, stimuli, secret, count, seed, concurrency, pace)
+        report = simulate_participants(
+            url, stimuli, secret, n=count, seed=seed, concurrency=concurrency, pace=pace
+        )
     else:
-        from tracktale.experiment.app import create_app
-        from tracktale.experiment.config import Secrets
-        from tracktale.experiment.server import serve_in_thread
+        from tracktale.experiment.simulate import simulate_study
 
-        secrets = Secrets.from_env()
-        app = create_app(config, stimulus_set=stimuli, secrets=secrets)
-        with serve_in_thread(app) as server:
-            click.echo(f"serving {config.study_id} at {server.url} for the simulation")
-            report = _simulate(
-                server.url, stimuli, secrets.admin_secret, count, seed, concurrency, pace
-            )
+        report = simulate_study(
+            config,
+            n=count,
+            seed=seed,
+            concurrency=concurrency,
+            pace=pace,
+            stimulus_set=stimuli,
+            announce=lambda where: click.echo(f"serving {config.study_id} at {where}"),
+        )
     click.echo(
         f"{report.completed}/{count} simulated participants completed; "
         f"{report.trials_acknowledged}/{report.trials_sent} trials acknowledged; "
@@ -238,14 +240,6 @@ def simulate(
         click.echo(f"error: {error}", err=True)
     if report.errors:
         raise TracktaleError(f"{len(report.errors)} simulated participant(s) failed")
-
-
-def _simulate(url, stimuli, secret, count, seed, concurrency, pace):
-    from tracktale.experiment.simulate import simulate_participants
-
-    return simulate_participants(
-        url, stimuli, secret, n=count, seed=seed, concurrency=concurrency, pace=pace
-    )
 
 
 @experiment.command("install-frontend")

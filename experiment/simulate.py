@@ -322,3 +322,54 @@ def simulate_participants(
         for future in [pool.submit(one, person, person_seed) for person, person_seed in people]:
             future.result()
     return report
+
+
+def simulate_study(
+    config: Any = None,
+    *,
+    n: int = 48,
+    seed: int = 1,
+    concurrency: int = 4,
+    pace: float = 0.0,
+    stimulus_set: StimulusSet | None = None,
+    announce: Callable[[str], None] | None = None,
+) -> SimulationReport:
+    """Serve a study in-process, run ``n`` simulated participants through it, stop it.
+
+    The pipeline's human-data step: with the default study this generates the human
+    stimulus set if needed, stores the sessions in the study's database (export them with
+    :func:`tracktale.experiment.export.export_study`) and returns the report.
+
+    Args:
+        config: The :class:`~tracktale.experiment.config.StudyConfig` (default: the default study).
+        n: Number of participants.
+        seed: Seed of the simulated people.
+        concurrency: Participants at a time.
+        pace: As in :func:`simulate_participants` (0: as fast as possible).
+        stimulus_set: The stimuli (default: the study's set).
+        announce: Called with the server's URL once it runs (e.g. ``print``).
+    """
+    from tracktale.experiment.app import create_app
+    from tracktale.experiment.config import Secrets, load_study
+    from tracktale.experiment.server import serve_in_thread
+    from tracktale.experiment.service import load_stimuli
+
+    config = config or load_study(None)
+    stimuli = stimulus_set or load_stimuli(config)
+    secrets = Secrets.from_env()
+    app = create_app(config, stimulus_set=stimuli, secrets=secrets)
+    try:
+        with serve_in_thread(app) as server:
+            if announce:
+                announce(server.url)
+            return simulate_participants(
+                server.url,
+                stimuli,
+                secrets.admin_secret,
+                n=n,
+                seed=seed,
+                concurrency=concurrency,
+                pace=pace,
+            )
+    finally:
+        app.extensions["tracktale"].storage.close()
