@@ -28,12 +28,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-from tracktale.experiment.client import StudyClient
-from tracktale.experiment.simulate import SimulationReport, draw_person, run_participant
+from tracktale.experiment.simulate import SimulationReport, draw_person, session_report
 from tracktale.experiment.storage import Storage
 from tracktale.stimuli.registry import get_paradigm
 
-from tracktale.errors import TracktaleError
 from tracktale.stimulus_set import write_stimulus_set
 
 SECRET = "benchmark-admin-secret"
@@ -106,16 +104,7 @@ def run(args: argparse.Namespace) -> None:
             with lock:
                 skipped += 1
             return
-        client = StudyClient(url, timeout=60)
-        try:
-            part = run_participant(
-                client, stimuli, person, random.Random(seed), SECRET, args.pace, time.sleep
-            )
-        except TracktaleError as error:
-            part = SimulationReport(errors=[f"{person.prolific_pid}: {error}"])
-        finally:
-            client.close()
-        part.retries += client.retries
+        part = session_report(url, stimuli, person, seed, SECRET, args.pace)
         with lock:
             report.merge(part)
 

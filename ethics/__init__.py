@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tracktale.atomic import atomic_write_text
+from tracktale.atomic import atomic_write_text, make_folder
 from tracktale.errors import TracktaleError
 
 DOCUMENTS = ("consent", "information", "debrief", "data_management", "checklist")
@@ -135,11 +135,7 @@ def write_documents(
     Returns:
         The files written.
     """
-    target = Path(directory)
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise TracktaleError(f"cannot create {target}: {error.strerror}") from None
+    target = make_folder(directory)
     written = []
     for name in DOCUMENTS:
         document = load_document(name, details, timing)

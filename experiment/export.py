@@ -25,7 +25,7 @@ from typing import Any
 from tracktale.experiment.storage import Storage
 from tracktale.experiment.summary import task_accuracy
 
-from tracktale.atomic import atomic_write_bytes
+from tracktale.atomic import atomic_write_bytes, make_folder
 from tracktale.errors import TracktaleError
 from tracktale.trial import ParticipantRecord, TrialRecord
 
@@ -176,11 +176,7 @@ def export_study(
     Returns:
         The files written.
     """
-    target = Path(directory)
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise TracktaleError(f"cannot create {target}: {error.strerror}") from None
+    target = make_folder(directory)
     salt = export_salt(storage, salt)
     tables = [
         trials_table(storage, study_id),

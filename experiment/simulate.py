@@ -262,6 +262,28 @@ def run_participant(
     return report
 
 
+def session_report(
+    url: str,
+    stimuli: StimulusSet,
+    person: SimulatedPerson,
+    person_seed: int,
+    admin_secret: str,
+    pace: float = 0.0,
+) -> SimulationReport:
+    """One participant's session on its own connection; a failure becomes a reported error."""
+    client = StudyClient(url, timeout=60)
+    try:
+        part = run_participant(
+            client, stimuli, person, random.Random(person_seed), admin_secret, pace, time.sleep
+        )
+    except TracktaleError as error:
+        part = SimulationReport(errors=[f"{person.prolific_pid}: {error}"])
+    finally:
+        client.close()
+    part.retries += client.retries
+    return part
+
+
 def _expect(reply: Any, what: str) -> Any:
     if reply.status not in (200, 201):
         raise TracktaleError(f"{what} refused (HTTP {reply.status}): {reply.data.get('error')}")
@@ -305,16 +327,7 @@ def simulate_participants(
     lock = threading.Lock()
 
     def one(person: SimulatedPerson, person_seed: int) -> None:
-        client = StudyClient(url)
-        try:
-            part = run_participant(
-                client, stimuli, person, random.Random(person_seed), admin_secret, pace, time.sleep
-            )
-        except TracktaleError as error:
-            part = SimulationReport(errors=[f"{person.prolific_pid}: {error}"])
-        finally:
-            client.close()
-        part.retries += client.retries
+        part = session_report(url, stimuli, person, person_seed, admin_secret, pace)
         with lock:
             report.merge(part)
 
