@@ -26,11 +26,14 @@ from flask import (
 from tracktale.experiment import export
 from tracktale.experiment.api import is_admin_request
 from tracktale.experiment.design import LIST_IDS
+from tracktale.experiment.ratelimit import RateLimiter
 from tracktale.experiment.service import StudyService
 from tracktale.experiment.summary import task_accuracy
 
 from tracktale.trial import PARTICIPANT_STATUSES
 
+LOGIN_ATTEMPTS_PER_MINUTE = 10
+"""Sign-in attempts allowed per address and minute (guessing the secret stays hopeless)."""
 MEDIA_TYPES = {"csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet"}
 
 
@@ -38,6 +41,7 @@ def create_admin(service: StudyService) -> Blueprint:
     """The ``/admin`` blueprint for one study."""
     admin = Blueprint("admin", __name__, url_prefix="/admin")
     study_id = service.config.study_id
+    login_limiter = RateLimiter(LOGIN_ATTEMPTS_PER_MINUTE)
 
     def required(view):
         @functools.wraps(view)
@@ -62,6 +66,8 @@ def create_admin(service: StudyService) -> Blueprint:
     def login():
         error = None
         if request.method == "POST":
+            if login_limiter.allow(f"ip:{request.remote_addr}"):
+                abort(429)
             secret = current_app.config["TRACKTALE_SECRETS"].admin_secret
             given = request.form.get("secret", "")
             if given and hmac.compare_digest(given.encode(), secret.encode()):

@@ -368,14 +368,14 @@
   }
 
   function showSaveState(state) {
+    // Quiet while saves go through (a trial is acknowledged within milliseconds); speak up
+    // only when the connection fails, so that the participant keeps the window open.
     if (!badge) return;
-    badge.hidden = state.pending === 0 && !state.stopped;
+    badge.hidden = state.failures === 0 && !state.stopped;
     badge.textContent = state.stopped
       ? "This study is open in another window."
-      : state.failures > 0
-        ? "Connection problem: your answers are kept and will be sent (" + state.pending + " waiting)."
-        : "Saving...";
-    badge.classList.toggle("tt-warn", state.failures > 0 || state.stopped);
+      : "Connection problem: your answers are kept and will be sent (" + state.pending + " waiting).";
+    badge.classList.toggle("tt-warn", true);
   }
 
   async function main() {

@@ -285,6 +285,10 @@ def test_admin_refuses_without_the_secret(client, stored_answer):
         reply = client.get(path, headers={"Authorization": "Bearer wrong-secret"})
         assert reply.status_code == 403 and b"PIDXSS" not in reply.data
     assert client.post("/admin/login", data={"secret": "wrong"}).status_code == 401
+    attempts = [
+        client.post("/admin/login", data={"secret": "guess"}).status_code for _ in range(10)
+    ]
+    assert attempts[-1] == 429  # guessing is rate-limited
     assert (
         client.post("/admin/participants/x/status", data={"status": "returned"}).status_code == 403
     )
