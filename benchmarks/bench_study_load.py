@@ -125,6 +125,10 @@ def run(args: argparse.Namespace) -> None:
     storage = Storage(f"sqlite:///{folder / 'study.sqlite'}", create=False)
     stored = sum(storage.trial_counts("load-test").values())
     storage.close()
+    print_report(args, report, stored, skipped, elapsed)
+
+
+def print_report(args, report: SimulationReport, stored: int, skipped: int, elapsed: float) -> None:
     lost = (report.trials_sent - report.trials_acknowledged) + max(
         0, report.trials_acknowledged - stored
     )

@@ -91,26 +91,11 @@ def create_admin(service: StudyService) -> Blueprint:
     @admin.get("/")
     @required
     def index():
-        people = service.storage.participants(study_id)
-        counts = service.storage.trial_counts(study_id)
-        records = list(service.storage.trials(study_id))
-        accuracy: dict[str, dict[str, object]] = {}
-        for row in task_accuracy(records):
-            accuracy.setdefault(row.participant_id, {})[row.task] = row
-        recent = service.storage.recent_trials(study_id, 50)
         return render_template(
             "admin.html",
-            study=service.config,
-            stimuli=service.stimuli,
-            people=people,
-            counts=counts,
-            accuracy=accuracy,
-            n_planned={p.participant_id: len(p.plan.trials) for p in people},
-            statuses=Counter(p.status for p in people),
-            lists=Counter(p.list_id for p in people if p.status in ("started", "completed")),
-            list_ids=LIST_IDS,
+            **_overview(service),
             all_statuses=PARTICIPANT_STATUSES,
-            recent=recent,
+            list_ids=LIST_IDS,
             csrf=session.get("csrf", ""),
         )
 
@@ -119,22 +104,8 @@ def create_admin(service: StudyService) -> Blueprint:
     def download(table: str, fmt: str):
         if table not in export.TABLES or fmt not in export.FORMATS:
             abort(404)
-        raw = request.args.get("ids") == "raw"
-        salt = export.export_salt(
-            service.storage, current_app.config["TRACKTALE_SECRETS"].export_salt
-        )
-        if table == "trials":
-            data = export.trials_table(service.storage, study_id)
-        elif table == "accuracy":
-            data = export.accuracy_table(service.storage, study_id)
-        else:
-            data = export.participants_table(service.storage, salt, study_id, raw_ids=raw)
-        name = f"{study_id}-{table}{'-raw-ids' if raw and table == 'participants' else ''}.{fmt}"
-        return Response(
-            export.encode(data, fmt),
-            mimetype=MEDIA_TYPES[fmt],
-            headers={"Content-Disposition": f'attachment; filename="{name}"'},
-        )
+        salt = current_app.config["TRACKTALE_SECRETS"].export_salt
+        return _export_response(service, table, fmt, request.args.get("ids") == "raw", salt)
 
     @admin.post("/participants/<participant_id>/status")
     @required
@@ -150,3 +121,41 @@ def create_admin(service: StudyService) -> Blueprint:
         return redirect(url_for("admin.index"))
 
     return admin
+
+
+def _overview(service: StudyService) -> dict:
+    study_id = service.config.study_id
+    people = service.storage.participants(study_id)
+    accuracy: dict[str, dict[str, object]] = {}
+    for row in task_accuracy(service.storage.trials(study_id)):
+        accuracy.setdefault(row.participant_id, {})[row.task] = row
+    return {
+        "study": service.config,
+        "stimuli": service.stimuli,
+        "people": people,
+        "counts": service.storage.trial_counts(study_id),
+        "accuracy": accuracy,
+        "n_planned": {p.participant_id: len(p.plan.trials) for p in people},
+        "statuses": Counter(p.status for p in people),
+        "lists": Counter(p.list_id for p in people if p.status in ("started", "completed")),
+        "recent": service.storage.recent_trials(study_id, 50),
+    }
+
+
+def _export_response(
+    service: StudyService, table: str, fmt: str, raw: bool, salt: str | None
+) -> Response:
+    study_id = service.config.study_id
+    if table == "trials":
+        data = export.trials_table(service.storage, study_id)
+    elif table == "accuracy":
+        data = export.accuracy_table(service.storage, study_id)
+    else:
+        salt = export.export_salt(service.storage, salt)
+        data = export.participants_table(service.storage, salt, study_id, raw_ids=raw)
+    name = f"{study_id}-{table}{'-raw-ids' if raw and table == 'participants' else ''}.{fmt}"
+    return Response(
+        export.encode(data, fmt),
+        mimetype=MEDIA_TYPES[fmt],
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )

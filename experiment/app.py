@@ -84,6 +84,12 @@ def create_app(
 
     app.register_blueprint(create_api(service))
     app.register_blueprint(create_admin(service))
+    _register_pages(app, config)
+    _register_hooks(app)
+    return app
+
+
+def _register_pages(app: Flask, config: StudyConfig) -> None:
     page = page_config(config)
 
     @app.get("/")
@@ -102,6 +108,8 @@ def create_app(
     def health():
         return {"ok": True, "study_id": config.study_id}
 
+
+def _register_hooks(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def api_error(error: ApiError):
         return error_response(error)
@@ -129,8 +137,6 @@ def create_app(
         if request.path.startswith(("/api/", "/admin")):
             response.headers.setdefault("Cache-Control", "no-store")
         return response
-
-    return app
 
 
 def page_config(config: StudyConfig) -> dict[str, Any]:

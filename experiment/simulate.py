@@ -223,30 +223,7 @@ def run_participant(
     report.participant_ids.append(session["participant_id"])
     token = session["token"]
     _expect(client.post("/api/consent", {"consent": True}, token=token), "consent")
-    done = set(session["done"])
-    timing = session["timing"]
-    for shown, side in zip(session["trials"], good_sides(stimuli, session["trials"]), strict=True):
-        if shown["index"] in done:
-            continue
-        body = behave(
-            rng, person, stimuli.get(shown["item_id"]), {**shown, "good_side": side}, timing
-        )
-        body["client_trial_id"] = (
-            f"{session['participant_id']}-{shown['index']}-{rng.getrandbits(32):08x}"
-        )
-        if pace and sleep:
-            sleep(
-                pace
-                * (body["reading_time_ms"] + (body["response_time_ms"] or timing["response_ms"]))
-                / 1000
-            )
-        report.trials_sent += 1
-        reply = client.post("/api/trials", body, token=token)
-        _expect(reply, f"trial {shown['index']}")
-        report.trials_acknowledged += 1
-        report.latencies.append(reply.seconds)
-        if reply.server_seconds is not None:
-            report.server_latencies.append(reply.server_seconds)
+    _answer_trials(client, stimuli, person, rng, session, report, pace, sleep)
     survey = {
         "age": person.age,
         "gender": person.gender,
@@ -260,6 +237,39 @@ def run_participant(
         raise TracktaleError(f"{person.prolific_pid}: completion gave no redirect")
     report.completed = 1
     return report
+
+
+def _answer_trials(
+    client: StudyClient,
+    stimuli: StimulusSet,
+    person: SimulatedPerson,
+    rng: random.Random,
+    session: dict[str, Any],
+    report: SimulationReport,
+    pace: float,
+    sleep: Callable[[float], None] | None,
+) -> None:
+    done = set(session["done"])
+    timing = session["timing"]
+    for shown, side in zip(session["trials"], good_sides(stimuli, session["trials"]), strict=True):
+        if shown["index"] in done:
+            continue
+        item = stimuli.get(shown["item_id"])
+        body = behave(rng, person, item, {**shown, "good_side": side}, timing)
+        body["client_trial_id"] = (
+            f"{session['participant_id']}-{shown['index']}-{rng.getrandbits(32):08x}"
+        )
+        if pace and sleep:
+            shown_ms = body["reading_time_ms"] + (body["response_time_ms"] or timing["response_ms"])
+            sleep(pace * shown_ms / 1000)
+        report.trials_sent += 1
+        reply = _expect(
+            client.post("/api/trials", body, token=session["token"]), f"trial {shown['index']}"
+        )
+        report.trials_acknowledged += 1
+        report.latencies.append(reply.seconds)
+        if reply.server_seconds is not None:
+            report.server_latencies.append(reply.server_seconds)
 
 
 def session_report(

@@ -274,6 +274,39 @@
     return null;
   }
 
+  /** The consent form, then its POST: declining sends the participant back to Prolific. */
+  function consentNodes(session, jsPsych) {
+    const form = {
+      type: jsPsychHtmlButtonResponse,
+      stimulus:
+        '<div class="tt-screen tt-info tt-consent">' + config.consent_html +
+        "<details><summary>Participant information sheet</summary>" + config.information_html +
+        "</details></div>",
+      choices: ["I agree", "I do not agree"],
+      data: { tt_screen: "consent" },
+    };
+    const save = {
+      type: jsPsychCallFunction,
+      async: true,
+      func: (finish) => {
+        const agreed = jsPsych.data.get().last(1).values()[0].response === 0;
+        postJson("/api/consent", { consent: agreed }, session.token).then(({ status, data }) => {
+          if (!agreed && data.redirect) {
+            showMessage(["You did not consent. You are being returned to Prolific."]);
+            window.location.replace(data.redirect);
+            return; // the timeline stays here while the browser leaves
+          }
+          if (status !== 200) {
+            showMessage(["Sorry: " + (data.error || "the server refused the consent") + "."]);
+            return;
+          }
+          finish();
+        });
+      },
+    };
+    return [form, save];
+  }
+
   function buildTimeline(session, store, outbox, recorder, jsPsych) {
     const done = new Set(session.done);
     outbox.pendingTrialIndices().forEach((index) => done.add(index));
@@ -281,36 +314,7 @@
     const timeline = [];
     const remaining = session.trials.filter((trial) => !done.has(trial.index));
 
-    if (!session.consent) {
-      timeline.push({
-        type: jsPsychHtmlButtonResponse,
-        stimulus:
-          '<div class="tt-screen tt-info tt-consent">' + config.consent_html +
-          "<details><summary>Participant information sheet</summary>" + config.information_html +
-          "</details></div>",
-        choices: ["I agree", "I do not agree"],
-        data: { tt_screen: "consent" },
-      });
-      timeline.push({
-        type: jsPsychCallFunction,
-        async: true,
-        func: (finish) => {
-          const agreed = jsPsych.data.get().last(1).values()[0].response === 0;
-          postJson("/api/consent", { consent: agreed }, session.token).then(({ status, data }) => {
-            if (!agreed && data.redirect) {
-              showMessage(["You did not consent. You are being returned to Prolific."]);
-              window.location.replace(data.redirect);
-              return; // the timeline stays here while the browser leaves
-            }
-            if (status !== 200) {
-              showMessage(["Sorry: " + (data.error || "the server refused the consent") + "."]);
-              return;
-            }
-            finish();
-          });
-        },
-      });
-    }
+    if (!session.consent) timeline.push(...consentNodes(session, jsPsych));
     if (remaining.length === session.trials.length) {
       timeline.push(infoScreen(paragraphs(config.instructions.welcome), "Start"));
     } else if (remaining.length > 0) {

@@ -322,3 +322,23 @@ def test_our_plugins_simulate_in_data_only_and_visual_mode(browser, app):
             False,
         ), mode
         assert (late["response"], late["rt"], late["timed_out"]) == (None, None, True), mode
+
+
+def test_declining_consent_returns_to_prolific_with_the_screen_out_code(browser, app, storage):
+    context = browser.new_context()
+    context.route(
+        "https://app.prolific.com/**", lambda route: route.fulfill(body="<p>Prolific</p>")
+    )
+    page = context.new_page()
+    with serve_in_thread(app) as server:
+        page.goto(f"{server.url}/?PROLIFIC_PID=DECLINER01&SESSION_ID=S1")
+        page.get_by_role("button", name="I do not agree").click()
+        page.wait_for_url("https://app.prolific.com/**", timeout=15000)
+        assert page.url.endswith("cc=OUT456")
+        page.goto(f"{server.url}/?PROLIFIC_PID=DECLINER01&SESSION_ID=S1")
+        page.wait_for_selector(".tt-message")
+        assert "did not consent" in page.locator(".tt-message").inner_text()
+    context.close()
+    (person,) = storage.participants()
+    assert (person.status, person.consent) == ("screened_out", False)
+    assert list(storage.trials()) == []
