@@ -48,7 +48,7 @@ def create_admin(service: StudyService) -> Blueprint:
         def wrapped(*args, **kwargs):
             if session.get("admin") is True or is_admin_request():
                 return view(*args, **kwargs)
-            if request.method == "GET" and not request.headers.get("Authorization"):
+            if request.method in ("GET", "HEAD") and not request.headers.get("Authorization"):
                 return redirect(url_for("admin.login", next=request.path))
             abort(403)
 

@@ -49,7 +49,11 @@ def load_stimuli(config: StudyConfig) -> StimulusSet:
         from tracktale.stimulus_set import write_stimulus_set
 
         generated = get_paradigm("narrative").generate_set("human", config.stimulus_seed)
-        write_stimulus_set(generated, folder, overwrite=True)
+        try:
+            write_stimulus_set(generated, folder)
+        except TracktaleError:
+            if not is_stimulus_set(folder):  # else another server process wrote it first
+                raise
     stimulus_set = read_stimulus_set(folder)
     check_stimuli(stimulus_set, config, str(folder))
     return stimulus_set
@@ -160,8 +164,17 @@ class StudyService:
             raise ApiError(401, "unknown or expired session; reload the page")
         return participant
 
+    def _check_stimuli(self, participant: Participant) -> None:
+        if participant.stimulus_sha256 != self.stimuli.sha256:
+            raise ApiError(
+                409,
+                "the study's stimuli changed since this session started; "
+                "please contact the researcher",
+            )
+
     def session_state(self, participant: Participant) -> dict[str, Any]:
         """What the front end needs to (re)build the session."""
+        self._check_stimuli(participant)
         plan = participant.plan
         return {
             "participant_id": participant.participant_id,
@@ -205,6 +218,7 @@ class StudyService:
         """
         if participant.status != "started" or not participant.consent:
             raise ApiError(409, "trials can only be saved after consent, before completion")
+        self._check_stimuli(participant)
         planned = self._planned(participant, data)
         timed_out = data["timed_out"]
         response = data.get("response")

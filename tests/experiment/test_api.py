@@ -342,3 +342,21 @@ def test_a_second_app_on_the_same_database_sees_the_same_participants(
     )
     assert reply.status_code == 200 and reply.get_json()["resumed"]
     other.close()
+
+
+def test_a_session_on_other_stimuli_is_refused_not_crashed(
+    participant, study_config, storage, secrets
+):
+    from tracktale.stimuli.registry import get_paradigm
+
+    person = participant()
+    person.start()
+    person.consent()
+    other_set = get_paradigm("narrative").generate_set("human", 2)
+    client = create_app(
+        study_config, storage=storage, stimulus_set=other_set, secrets=secrets
+    ).test_client()
+    reply = client.post(
+        "/api/session", json={"prolific_pid": person.pid}, headers={"X-Session-Token": person.token}
+    )
+    assert reply.status_code == 409 and "stimuli changed" in reply.get_json()["error"]
