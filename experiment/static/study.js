@@ -327,7 +327,7 @@
       const practice = blockTrials.some((trial) => trial.role === "practice");
       let intro = config.instructions[format];
       if (practice) intro = ["Practice."].concat(intro);
-      else if (previousRole === "practice") intro = config.instructions.main_start;
+      else if (previousRole === "practice") intro = config.instructions.main_start.concat(intro);
       timeline.push(infoScreen(paragraphs(intro), "Start", "tt-block-intro"));
       blockTrials.forEach((trial) => timeline.push(trialNodes(trial, recorder)));
       previousRole = practice ? "practice" : "main";

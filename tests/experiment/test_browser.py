@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
-import shutil
 from collections import Counter
 
 import pytest
@@ -143,8 +142,7 @@ def _survey(page, who):
 
 
 def test_a_whole_session_in_chromium(browser, study_config, storage, human_set, secrets):
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    ARTIFACTS.mkdir(parents=True)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     config = dataclasses.replace(
         study_config,
         timing=Timing(reading_ms=READING_MS, response_ms=RESPONSE_MS, feedback_ms=1500),
@@ -338,6 +336,8 @@ def test_declining_consent_returns_to_prolific_with_the_screen_out_code(browser,
         page.goto(f"{server.url}/?PROLIFIC_PID=DECLINER01&SESSION_ID=S1")
         page.wait_for_selector(".tt-message")
         assert "did not consent" in page.locator(".tt-message").inner_text()
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "screened-out-again.png"))
     context.close()
     (person,) = storage.participants()
     assert (person.status, person.consent) == ("screened_out", False)
