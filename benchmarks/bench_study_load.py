@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -125,6 +126,7 @@ def run(args: argparse.Namespace) -> None:
     storage = Storage(f"sqlite:///{folder / 'study.sqlite'}", create=False)
     stored = sum(storage.trial_counts("load-test").values())
     storage.close()
+    shutil.rmtree(folder, ignore_errors=True)
     print_report(args, report, stored, skipped, elapsed)
 
 
