@@ -1,1 +1,203 @@
-"""Ethics documents: consent, information, debrief and data plan (the single source)."""
+"""Ethics documents: consent, information, debrief and data plan (the single source).
+
+The documents are Markdown files in this package, written for the narrative entity-tracking
+study (the source paper's procedure). Study-specific details (researcher, contact, payment,
+approval number, ...) are ``{placeholders}`` filled from :class:`EthicsDetails`, which a study
+file sets in its ``ethics:`` section. The running experiment renders its consent and debrief
+screens from here, so what the ethics board approved is what participants read::
+
+    from tracktale.ethics import EthicsDetails, load_document
+    consent = load_document("consent", EthicsDetails(researcher="Dr A. Researcher"))
+    consent.title, consent.markdown, consent.html()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from tracktale.atomic import atomic_write_text, make_folder
+from tracktale.errors import TracktaleError
+
+DOCUMENTS = ("consent", "information", "debrief", "data_management", "checklist")
+"""The documents, by name: consent form, participant information sheet, debrief,
+data-management plan and ethics-board checklist."""
+_FOLDER = Path(__file__).parent
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+TIMING_DEFAULTS = {"reading_seconds": 40, "response_seconds": 15}
+"""The source paper's time limits, used where a caller gives no timing of its own."""
+
+
+@dataclass(frozen=True)
+class EthicsDetails:
+    """Study-specific details filled into the documents.
+
+    Values in square brackets are placeholders that a real study must replace
+    (:meth:`unfilled` lists them; ``tracktale experiment serve`` warns about them).
+    """
+
+    researcher: str = "[name of the principal investigator]"
+    institution: str = "[institution]"
+    contact_email: str = "[contact e-mail address]"
+    ethics_board: str = "[ethics review board]"
+    ethics_reference: str = "[approval number]"
+    payment: str = "[payment, e.g. GBP 3.75]"
+    duration_minutes: int = 25
+    retention_years: int = 10
+    data_repository: str = "[public data repository, e.g. OSF]"
+
+    def unfilled(self) -> list[str]:
+        """Names of the fields that still hold a ``[placeholder]``."""
+        return [
+            f.name
+            for f in dataclasses.fields(self)
+            if isinstance(getattr(self, f.name), str) and getattr(self, f.name).startswith("[")
+        ]
+
+
+@dataclass(frozen=True)
+class Document:
+    """One filled-in document.
+
+    Attributes:
+        name: One of :data:`DOCUMENTS`.
+        title: The first heading.
+        markdown: The text with every placeholder filled.
+    """
+
+    name: str
+    title: str
+    markdown: str
+
+    def html(self) -> str:
+        """The document as an HTML fragment (every value escaped)."""
+        return markdown_to_html(self.markdown)
+
+
+def document_path(name: str) -> Path:
+    """The packaged Markdown file of a document.
+
+    Raises:
+        TracktaleError: For an unknown document name.
+    """
+    if name not in DOCUMENTS:
+        raise TracktaleError(f"unknown ethics document {name!r} (choose from {DOCUMENTS})")
+    return _FOLDER / f"{name}.md"
+
+
+def load_document(
+    name: str,
+    details: EthicsDetails | None = None,
+    timing: Mapping[str, float] | None = None,
+) -> Document:
+    """Read a document and fill in the study's details.
+
+    Args:
+        name: One of :data:`DOCUMENTS`.
+        details: The study's details (default: placeholders).
+        timing: ``reading_seconds`` and ``response_seconds`` of the study (default: the
+            source paper's 40 and 15).
+
+    Raises:
+        TracktaleError: For an unknown document or a placeholder without a value.
+    """
+    path = document_path(name)
+    text = path.read_text(encoding="utf-8")
+    values = {
+        **TIMING_DEFAULTS,
+        **{key: f"{value:g}" for key, value in (timing or {}).items()},
+        **dataclasses.asdict(details or EthicsDetails()),
+    }
+
+    def fill(match: re.Match[str]) -> str:
+        key = match.group(1)
+        if key not in values:
+            raise TracktaleError(f"{path}: unknown placeholder {{{key}}}")
+        return str(values[key])
+
+    filled = _PLACEHOLDER.sub(fill, text)
+    first = filled.lstrip().splitlines()[0] if filled.strip() else ""
+    return Document(name=name, title=first.lstrip("#").strip(), markdown=filled)
+
+
+def write_documents(
+    directory: str | os.PathLike[str],
+    details: EthicsDetails | None = None,
+    timing: Mapping[str, float] | None = None,
+) -> list[Path]:
+    """Write every filled document as Markdown and HTML (for an ethics-board application).
+
+    Returns:
+        The files written.
+    """
+    target = make_folder(directory)
+    written = []
+    for name in DOCUMENTS:
+        document = load_document(name, details, timing)
+        for suffix, text in ((".md", document.markdown), (".html", _page(document))):
+            path = target / f"{name}{suffix}"
+            atomic_write_text(path, text)
+            written.append(path)
+    return written
+
+
+def _page(document: Document) -> str:
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(document.title)}</title></head>\n<body>\n"
+        f"{document.html()}\n</body></html>\n"
+    )
+
+
+def markdown_to_html(text: str) -> str:
+    """Render the small Markdown subset the documents use.
+
+    Headings (``#`` to ``###``), paragraphs, bullet lists (``-``), checkbox items
+    (``- [ ]``) and ``**bold**``. Everything else is text, HTML-escaped.
+    """
+    blocks: list[str] = []
+    paragraph: list[str] = []
+    items: list[str] = []
+
+    def close() -> None:
+        if paragraph:
+            blocks.append(f"<p>{_inline(' '.join(paragraph))}</p>")
+            paragraph.clear()
+        if items:
+            blocks.append("<ul>\n" + "\n".join(items) + "\n</ul>")
+            items.clear()
+
+    for raw in text.splitlines():
+        line = raw.strip()
+        heading = re.match(r"^(#{1,3})\s+(.*)$", line)
+        if not line or heading:
+            close()
+            if heading:
+                level = len(heading.group(1))
+                blocks.append(f"<h{level}>{_inline(heading.group(2))}</h{level}>")
+        elif line.startswith("- "):
+            if paragraph:
+                close()
+            body = line[2:]
+            box = body.startswith("[ ] ")
+            body = body[4:] if box else body
+            mark = '<span class="checkbox">&#9744;</span> ' if box else ""
+            items.append(f"<li>{mark}{_inline(body)}</li>")
+        elif items and raw.startswith("  "):
+            items[-1] = items[-1][: -len("</li>")] + " " + _inline(line) + "</li>"
+        else:
+            if items:
+                close()
+            paragraph.append(line)
+    close()
+    return "\n".join(blocks)
+
+
+def _inline(text: str) -> str:
+    escaped = html.escape(text, quote=True)
+    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", escaped)

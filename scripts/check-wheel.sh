@@ -21,4 +21,15 @@ sys.exit(f"missing from the wheel: {missing}" if missing else 0)
 PY
 "$work/venv/bin/tracktale" stimuli generate --protocol human --out "$work/set" >/dev/null
 "$work/venv/bin/tracktale" stimuli validate "$work/set"
+# The study's own front end, npm manifest and ethics texts are package data, not modules.
+"$work/venv/bin/tracktale" ethics show consent >/dev/null
+"$work/venv/bin/python" - <<'PY'
+import sys
+from importlib.resources import files
+needed = ["default_study.yaml", "templates/study.html", "static/study.js",
+          "static/plugins/timed-text-response.js", "frontend/package-lock.json"]
+root = files("tracktale.experiment")
+missing = [name for name in needed if not root.joinpath(name).is_file()]
+sys.exit(f"missing from the wheel: {missing}" if missing else 0)
+PY
 echo "==> the wheel installs and runs"

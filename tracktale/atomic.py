@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from tracktale.errors import TracktaleError
+
 
 @contextlib.contextmanager
 def atomic_write(
@@ -51,6 +53,20 @@ def atomic_write(
             os.unlink(tmp_name)
         raise
     _fsync_directory(target.parent)
+
+
+def make_folder(path: str | os.PathLike[str]) -> Path:
+    """Create a folder and its parents (if missing) for files about to be written.
+
+    Raises:
+        TracktaleError: Naming the folder when it cannot be created.
+    """
+    folder = Path(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise TracktaleError(f"cannot create {folder}: {error.strerror}") from None
+    return folder
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:

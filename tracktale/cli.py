@@ -19,6 +19,8 @@ from tracktale.errors import TracktaleError
 STAGE_GROUPS = {
     "stimuli": "tracktale.stimuli.cli:stimuli",
     "analysis": "tracktale.analysis.cli:analysis",
+    "experiment": "tracktale.experiment.cli:experiment",
+    "ethics": "tracktale.ethics.cli:ethics",
 }
 """Command group name -> ``module:attribute`` of its click group."""
 

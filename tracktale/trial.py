@@ -9,7 +9,7 @@ stimulus set and is never copied here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any
 
 from tracktale.errors import TracktaleError
@@ -48,6 +48,8 @@ class TrialRecord:
         screen_height: Viewport height in pixels.
         blur_count: Times the window lost focus during the trial.
         hidden_count: Times the page became hidden during the trial.
+        restarts: Times the trial was shown before and interrupted (the page was reloaded
+            mid-trial, so the story was seen again); 0 for an uninterrupted trial.
     """
 
     client_trial_id: str
@@ -72,6 +74,7 @@ class TrialRecord:
     screen_height: int
     blur_count: int
     hidden_count: int
+    restarts: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (a database or export row)."""
@@ -82,15 +85,18 @@ class TrialRecord:
         """Validate plain data and build a record.
 
         Raises:
-            TracktaleError: Naming the first missing, unknown or ill-typed field.
+            TracktaleError: Naming the first missing, unknown or ill-typed field (fields with
+                a default may be missing).
         """
-        names = [f.name for f in fields(cls)]
-        unknown = sorted(set(data) - set(names))
+        required = [f.name for f in fields(cls) if f.default is MISSING]
+        names = [f.name for f in fields(cls) if f.name in data]
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
         if unknown:
             raise TracktaleError(f"unknown trial field {unknown[0]!r}")
-        for name in names:
+        for name in required:
             if name not in data:
                 raise TracktaleError(f"trial field {name!r} is missing")
+        for name in names:
             _check(name, data[name])
         return cls(**{name: data[name] for name in names})
 
@@ -102,6 +108,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "screen_height": (int,),
     "blur_count": (int,),
     "hidden_count": (int,),
+    "restarts": (int,),
     "correct": (bool,),
     "timed_out": (bool,),
     "reading_timed_out": (bool,),
@@ -147,6 +154,12 @@ class ParticipantRecord:
         age: Age in years, if given.
         gender: As given (``"prefer not to say"`` allowed), if given.
         native_language: As given, if given.
+        session_seed: The seed of the participant's trial order, filler positions and sides
+            (with ``list_id`` and the study's design seed it rebuilds the session).
+        stimulus_sha256: The stimulus set the participant's items came from.
+        started_at: When the session started (ISO 8601, UTC).
+        completed_at: When the server confirmed completion (ISO 8601, UTC), if it did.
+        prolific_pid_hash: Salted hash of the Prolific id (exports; ``None`` elsewhere).
     """
 
     participant_id: str
@@ -159,6 +172,11 @@ class ParticipantRecord:
     age: int | None
     gender: str | None
     native_language: str | None
+    session_seed: int | None = None
+    stimulus_sha256: str | None = None
+    started_at: str | None = None
+    completed_at: str | None = None
+    prolific_pid_hash: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (a database or export row)."""

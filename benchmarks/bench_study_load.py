@@ -1,0 +1,191 @@
+"""Load test of the study server: many simulated participants on loopback.
+
+Starts the production server (gunicorn, gthread workers) on a temporary SQLite database,
+lets ``--participants`` simulated participants arrive over ``--ramp`` seconds and run whole
+sessions through the HTTP API at ``--pace`` times real speed (each trial waits its simulated
+reading and response time, scaled), and prints the trial-save latency (p50/p99, as the client
+sees it and as the server handled it) and the number of trials lost: sent but never
+acknowledged, or acknowledged but missing from the database. Target: 500 participants,
+p99 < 100 ms on SQLite, 0 trials lost. Nothing is asserted.
+
+Bounded: at most ``--participants`` sessions, and no new session starts after
+``--max-seconds``.
+
+Run: .venv/bin/python benchmarks/bench_study_load.py [--participants 500] [--pace 0.2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+from tracktale.experiment.simulate import SimulationReport, draw_person, session_report
+from tracktale.experiment.storage import Storage
+from tracktale.stimuli.registry import get_paradigm
+
+from tracktale.stimulus_set import write_stimulus_set
+
+SECRET = "benchmark-admin-secret"
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def start_server(folder: Path, port: int, workers: int, threads: int) -> subprocess.Popen:
+    study = folder / "study.yaml"
+    study.write_text(
+        f"study_id: load-test\nstimuli: {folder / 'stimuli'}\n"
+        f"database: {folder / 'study.sqlite'}\n"
+        "rate_limits:\n  sessions_per_ip_per_minute: 100000\n"
+        "  writes_per_participant_per_minute: 100000\n"
+    )
+    env = {**os.environ, "TRACKTALE_STUDY": str(study), "TRACKTALE_ADMIN_SECRET": SECRET}
+    command = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "--workers",
+        str(workers),
+        "--worker-class",
+        "gthread",
+        "--threads",
+        str(threads),
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--log-level",
+        "warning",
+        "--backlog",
+        "2048",
+        "--keep-alive",
+        "30",
+        "tracktale.experiment.app:create_app_from_env()",
+    ]
+    server = subprocess.Popen(command, env=env)
+    for _ in range(200):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).read()
+            return server
+        except OSError:
+            time.sleep(0.1)
+    server.terminate()
+    raise SystemExit("the server did not start")
+
+
+def run(args: argparse.Namespace) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="tracktale-load-"))
+    stimuli = get_paradigm("narrative").generate_set("human", 1)
+    write_stimulus_set(stimuli, folder / "stimuli")
+    server = start_server(folder, args.port, args.workers, args.threads)
+    url = f"http://127.0.0.1:{args.port}"
+    report = SimulationReport()
+    lock = threading.Lock()
+    master = random.Random("load")
+    people = [
+        (draw_person(master, n, "LOAD"), master.getrandbits(64)) for n in range(args.participants)
+    ]
+    began = time.monotonic()
+    skipped = 0
+
+    def participant(person, seed, delay):
+        nonlocal skipped
+        time.sleep(delay)
+        if time.monotonic() - began > args.max_seconds:
+            with lock:
+                skipped += 1
+            return
+        part = session_report(url, stimuli, person, seed, SECRET, args.pace)
+        with lock:
+            report.merge(part)
+
+    threading.stack_size(512 * 1024)
+    threads = [
+        threading.Thread(target=participant, args=(person, seed, master.uniform(0, args.ramp)))
+        for person, seed in people
+    ]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        elapsed = time.monotonic() - began
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    storage = Storage(f"sqlite:///{folder / 'study.sqlite'}", create=False)
+    stored = sum(storage.trial_counts("load-test").values())
+    storage.close()
+    shutil.rmtree(folder, ignore_errors=True)
+    print_report(args, report, stored, skipped, elapsed)
+
+
+def print_report(args, report: SimulationReport, stored: int, skipped: int, elapsed: float) -> None:
+    lost = (report.trials_sent - report.trials_acknowledged) + max(
+        0, report.trials_acknowledged - stored
+    )
+    latencies = [s * 1000 for s in report.latencies] or [float("nan")]
+    server_ms = [s * 1000 for s in report.server_latencies]
+    print(
+        f"server: gunicorn, {args.workers} workers x {args.threads} threads, "
+        "SQLite (WAL, synchronous=FULL)"
+    )
+    pacing = (
+        f"each trial waits {args.pace:g} x its simulated duration "
+        f"({1 / args.pace:g} x faster than real time)"
+        if args.pace
+        else "trials sent without pauses"
+    )
+    print(
+        f"participants: {report.completed} completed of {args.participants} "
+        f"({skipped} not started within {args.max_seconds:g} s, {len(report.errors)} failed); "
+        f"arrivals over {args.ramp:g} s; {pacing}"
+    )
+    print(
+        f"trial saves: {len(latencies)} in {elapsed:.0f} s ({len(latencies) / elapsed:.0f}/s), "
+        f"{report.retries} retries"
+    )
+    print(
+        f"latency (client, loopback): p50 {statistics.median(latencies):.1f} ms, "
+        f"p99 {percentile(latencies, 0.99):.1f} ms, max {max(latencies):.1f} ms "
+        "(target: p99 < 100 ms)"
+    )
+    if server_ms:
+        print(
+            f"latency (server handling):  p50 {statistics.median(server_ms):.1f} ms, "
+            f"p99 {percentile(server_ms, 0.99):.1f} ms"
+        )
+    print(
+        f"trials lost: {lost} (sent {report.trials_sent}, "
+        f"acknowledged {report.trials_acknowledged}, stored {stored})"
+    )
+    for error in report.errors[:5]:
+        print(f"error: {error}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--participants", type=int, default=500, help="sessions to run")
+    parser.add_argument("--pace", type=float, default=0.2, help="fraction of real time per trial")
+    parser.add_argument("--ramp", type=float, default=60.0, help="seconds over which people arrive")
+    parser.add_argument(
+        "--max-seconds", type=float, default=600.0, help="no new session after this"
+    )
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=16, help="threads per worker")
+    parser.add_argument("--port", type=int, default=5791, help="loopback port")
+    run(parser.parse_args())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+"""The Flask application factory of the study server.
+
+``create_app(config)`` builds one study's server: the participant page at ``/``, the JSON API
+under ``/api``, the admin pages under ``/admin``, our own scripts under ``/static`` and
+jsPsych's bundles under ``/vendor`` (served from ``node_modules``). Nothing is created at
+import time; for gunicorn use the factory call ``tracktale.experiment.app:create_app_from_env()``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from flask import Flask, abort, g, render_template, request, send_from_directory
+from tracktale.ethics import load_document
+from tracktale.experiment.admin import create_admin
+from tracktale.experiment.api import create_api, error_response
+from tracktale.experiment.config import STUDY_ENV, Secrets, StudyConfig, load_study
+from tracktale.experiment.frontend import VENDOR_FILES, find_node_modules
+from tracktale.experiment.instructions import GENDERS, instructions
+from tracktale.experiment.service import StudyService, load_stimuli
+from tracktale.experiment.storage import Storage
+from tracktale.experiment.validation import ApiError
+from werkzeug.exceptions import HTTPException
+
+from tracktale.stimulus_set import StimulusSet
+
+MAX_BODY_BYTES = 64 * 1024
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+    "form-action 'self'"
+)
+
+
+def create_app(
+    config: StudyConfig | None = None,
+    *,
+    storage: Storage | None = None,
+    stimulus_set: StimulusSet | None = None,
+    secrets: Secrets | None = None,
+) -> Flask:
+    """Build the study server.
+
+    Args:
+        config: The study (default: the default study).
+        storage: The database (default: the config's ``database_url()``).
+        stimulus_set: The stimuli (default: the config's set, generated if it is the default
+            one and missing).
+        secrets: Admin secret and keys (default: from the environment).
+
+    Returns:
+        The Flask application; ``app.extensions["tracktale"]`` is its :class:`StudyService`.
+
+    Raises:
+        TracktaleError: If the stimuli or the database cannot be used. A missing front end
+            (jsPsych from npm) is reported when the page first asks for it, so API-only uses
+            (tests, simulations) run without npm; ``serve`` checks it up front.
+    """
+    config = config or load_study(None)
+    secrets = secrets or Secrets.from_env()
+    stimulus_set = stimulus_set or load_stimuli(config)
+    storage = storage or Storage(config.database_url())
+    service = StudyService(config, storage, stimulus_set)
+
+    app = Flask(__name__, static_folder="static", template_folder="templates")
+    app.config.update(
+        SECRET_KEY=secrets.secret_key,
+        MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Strict",
+        SESSION_COOKIE_SECURE=config.secure_cookies,
+        SESSION_COOKIE_NAME="tracktale_admin",
+        TRACKTALE_SECRETS=secrets,
+        JSON_SORT_KEYS=False,
+    )
+    app.extensions["tracktale"] = service
+    if config.trusted_proxies:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        hops = config.trusted_proxies
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]
+
+    app.register_blueprint(create_api(service))
+    app.register_blueprint(create_admin(service))
+    _register_pages(app, config)
+    _register_hooks(app)
+    return app
+
+
+def _register_pages(app: Flask, config: StudyConfig) -> None:
+    page = page_config(config)
+
+    @app.get("/")
+    def participant_page():
+        return render_template("study.html", study=config, page=page)
+
+    @app.get("/vendor/<name>")
+    def vendor(name: str):
+        if name not in VENDOR_FILES:
+            abort(404)
+        if "node_modules" not in app.extensions:
+            app.extensions["node_modules"] = find_node_modules()
+        return send_from_directory(app.extensions["node_modules"], VENDOR_FILES[name], max_age=3600)
+
+    @app.get("/healthz")
+    def health():
+        return {"ok": True, "study_id": config.study_id}
+
+
+def _register_hooks(app: Flask) -> None:
+    @app.errorhandler(ApiError)
+    def api_error(error: ApiError):
+        return error_response(error)
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException):
+        if request.path.startswith("/api/"):
+            return error_response(ApiError(error.code or 500, error.description or error.name))
+        return error
+
+    @app.before_request
+    def start_clock():
+        g.tracktale_start = time.perf_counter()
+
+    @app.after_request
+    def security_headers(response):
+        if request.path.startswith("/api/") and "tracktale_start" in g:
+            # Server-side handling time, for monitoring and the load benchmark.
+            elapsed_ms = (time.perf_counter() - g.tracktale_start) * 1000
+            response.headers["Server-Timing"] = f"app;dur={elapsed_ms:.2f}"
+        response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "no-referrer")
+        response.headers.setdefault("X-Frame-Options", "DENY")
+        if request.path.startswith(("/api/", "/admin")):
+            response.headers.setdefault("Cache-Control", "no-store")
+        return response
+
+
+def page_config(config: StudyConfig) -> dict[str, Any]:
+    """What the participant page needs besides the session: texts, timings and codes."""
+    timing = config.timing
+    seconds = {
+        "reading_seconds": timing.reading_ms / 1000,
+        "response_seconds": timing.response_ms / 1000,
+    }
+    return {
+        "study_id": config.study_id,
+        "title": config.title,
+        "timing": {
+            "reading_ms": timing.reading_ms,
+            "response_ms": timing.response_ms,
+            "feedback_ms": timing.feedback_ms,
+        },
+        "allow_missing_pid": config.allow_missing_pid,
+        "consent_html": load_document("consent", config.ethics, seconds).html(),
+        "information_html": load_document("information", config.ethics, seconds).html(),
+        "debrief_html": load_document("debrief", config.ethics, seconds).html(),
+        "instructions": instructions(timing.reading_ms, timing.response_ms),
+        "genders": list(GENDERS),
+    }
+
+
+def create_app_from_env() -> Flask:
+    """The app for the study file named by ``$TRACKTALE_STUDY`` (the default study without it).
+
+    For WSGI servers: ``gunicorn 'tracktale.experiment.app:create_app_from_env()'``.
+    """
+    return create_app(load_study(os.environ.get(STUDY_ENV) or None))

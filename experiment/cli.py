@@ -1,0 +1,273 @@
+"""``tracktale experiment``: serve the study, simulate participants, export the data."""
+
+from __future__ import annotations
+
+import os
+import secrets as random_secrets
+from pathlib import Path
+
+import click
+
+from tracktale.errors import TracktaleError
+
+STUDY_OPTION = click.option(
+    "--study",
+    "study_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Study file (YAML) [default: the default study on the default stimulus set].",
+)
+
+
+@click.group()
+def experiment() -> None:
+    """Run the human study: serve it, simulate participants, export the data."""
+
+
+def _warnings(config) -> list[str]:
+    notes = []
+    unfilled = config.ethics.unfilled()
+    if unfilled:
+        notes.append(
+            f"the consent and debrief texts still have placeholders: {', '.join(unfilled)}"
+        )
+    if config.prolific.completion_code.startswith("TRACKTALE-"):
+        notes.append("the Prolific completion and screen-out codes are the defaults")
+    if not config.paper_timing:
+        notes.append(
+            f"time limits are {config.timing.reading_ms} / {config.timing.response_ms} ms, "
+            "not the source paper's 40000 / 15000"
+        )
+    return notes
+
+
+@experiment.command()
+@STUDY_OPTION
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", type=int, default=5000, show_default=True, help="Port to listen on.")
+@click.option(
+    "--workers",
+    type=click.IntRange(0, 64),
+    default=0,
+    show_default=True,
+    help="Serve with gunicorn and this many worker processes (0: the built-in server).",
+)
+def serve(study_file: Path | None, host: str, port: int, workers: int) -> None:
+    """Serve the study; print the participant link and the admin link."""
+    from tracktale.experiment.app import create_app
+    from tracktale.experiment.config import ADMIN_SECRET_ENV, Secrets, load_study
+    from tracktale.experiment.frontend import find_node_modules
+
+    find_node_modules()  # a page without jsPsych is no study: fail before printing links
+    config = load_study(study_file)
+    secrets = Secrets.from_env()
+    if secrets.generated_admin_secret and workers:
+        raise TracktaleError(f"set ${ADMIN_SECRET_ENV} to serve with --workers")
+    app = create_app(config, secrets=secrets)  # fails early on a bad set-up
+    service = app.extensions["tracktale"]
+    base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+    prolific = (
+        "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+    )
+    test_pid = "TEST" + random_secrets.token_hex(10)
+    click.echo(
+        f"study {config.study_id}: {len(service.stimuli)} items from {config.stimulus_dir()}"
+    )
+    click.echo(f"database: {service.storage.engine.url.render_as_string(hide_password=True)}")
+    click.echo(f"participant link (for Prolific): {base}/{prolific}")
+    click.echo(
+        f"try it yourself:                 {base}/?PROLIFIC_PID={test_pid}&SESSION_ID=S{test_pid}"
+    )
+    click.echo(f"admin link:                      {base}/admin")
+    if secrets.generated_admin_secret:
+        click.echo(
+            f"admin secret (made up for this run; set ${ADMIN_SECRET_ENV}): {secrets.admin_secret}"
+        )
+    for note in _warnings(config):
+        click.echo(f"warning: {note}", err=True)
+    if workers:
+        from tracktale.experiment.server import run_gunicorn
+
+        service.storage.close()
+        run_gunicorn(lambda: create_app(load_study(study_file)), host, port, workers)
+        return
+    app.run(host=host, port=port, threaded=True, use_reloader=False)
+
+
+@experiment.command()
+@STUDY_OPTION
+@click.option(
+    "--database",
+    default=None,
+    help="SQLAlchemy URL or SQLite file to export from [default: the study's database].",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder to write into [default: $TRACKTALE_DATA/exports/STUDY_ID].",
+)
+@click.option(
+    "--format",
+    "formats",
+    type=click.Choice(["csv", "parquet", "both"]),
+    default="both",
+    show_default=True,
+    help="File format(s).",
+)
+@click.option(
+    "--raw-ids",
+    is_flag=True,
+    help="Add raw Prolific ids to participants (for payment; never share such files).",
+)
+def export(
+    study_file: Path | None, database: str | None, out_dir: Path | None, formats: str, raw_ids: bool
+) -> None:
+    """Export trials, participants and accuracy (Prolific ids as salted hashes)."""
+    from tracktale.experiment.config import Secrets, load_study
+    from tracktale.experiment.export import FORMATS, export_study
+    from tracktale.experiment.storage import Storage
+
+    from tracktale.settings import data_dir
+
+    config = load_study(study_file)
+    if database:
+        config = config.with_changes(database=database)
+    url = config.database_url()
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
+        raise TracktaleError(f"no study database at {url.removeprefix('sqlite:///')}")
+    storage = Storage(url, create=False)
+    try:
+        written = export_study(
+            storage,
+            out_dir or data_dir() / "exports" / config.study_id,
+            study_id=config.study_id,
+            formats=FORMATS if formats == "both" else (formats,),
+            raw_ids=raw_ids,
+            salt=Secrets.from_env().export_salt,
+        )
+    finally:
+        storage.close()
+    for path in written:
+        click.echo(f"wrote {path}")
+
+
+@experiment.command()
+@STUDY_OPTION
+@click.option(
+    "--n",
+    "count",
+    type=click.IntRange(1, 100_000),
+    default=48,
+    show_default=True,
+    help="Number of participants.",
+)
+@click.option(
+    "--url",
+    default=None,
+    help="A running study server (needs $TRACKTALE_ADMIN_SECRET) [default: serve the study "
+    "in-process for the run].",
+)
+@click.option(
+    "--stimuli",
+    "stimuli_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The server's stimulus set [default: the study's].",
+)
+@click.option(
+    "--seed", type=int, default=1, show_default=True, help="Seed of the simulated people."
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 512),
+    default=4,
+    show_default=True,
+    help="Participants at a time.",
+)
+@click.option(
+    "--pace",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="0: as fast as possible; 1: wait the simulated reading and response times.",
+)
+def simulate(
+    study_file: Path | None,
+    count: int,
+    url: str | None,
+    stimuli_dir: Path | None,
+    seed: int,
+    concurrency: int,
+    pace: float,
+) -> None:
+    """Run simulated participants through the real API (marked as simulated)."""
+    from tracktale.experiment.config import ADMIN_SECRET_ENV, load_study
+    from tracktale.experiment.service import load_stimuli
+
+    from tracktale.stimulus_set import read_stimulus_set
+
+    config = load_study(study_file)
+    stimuli = read_stimulus_set(stimuli_dir) if stimuli_dir else load_stimuli(config)
+    if url:
+        from tracktale.experiment.simulate import simulate_participants
+
+        secret = os.environ.get(ADMIN_SECRET_ENV)
+        if not secret:
+            raise TracktaleError(f"set ${ADMIN_SECRET_ENV} to the server's admin secret")
+        report = simulate_participants(
+            url, stimuli, secret, n=count, seed=seed, concurrency=concurrency, pace=pace
+        )
+    else:
+        from tracktale.experiment.simulate import simulate_study
+
+        report = simulate_study(
+            config,
+            n=count,
+            seed=seed,
+            concurrency=concurrency,
+            pace=pace,
+            stimulus_set=stimuli,
+            announce=lambda where: click.echo(f"serving {config.study_id} at {where}"),
+        )
+    click.echo(
+        f"{report.completed}/{count} simulated participants completed; "
+        f"{report.trials_acknowledged}/{report.trials_sent} trials acknowledged; "
+        f"{report.retries} retries"
+    )
+    for error in report.errors:
+        click.echo(f"error: {error}", err=True)
+    if report.errors:
+        raise TracktaleError(f"{len(report.errors)} simulated participant(s) failed")
+
+
+@experiment.command("install-frontend")
+@click.option(
+    "--dir",
+    "target",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder to install into [default: $TRACKTALE_DATA/frontend].",
+)
+def install_frontend_command(target: Path | None) -> None:
+    """Install jsPsych from npm (pinned by the packaged lock file) for a wheel install."""
+    from tracktale.experiment.frontend import install_frontend
+
+    modules = install_frontend(target)
+    click.echo(f"installed the front end into {modules}")
+
+
+@experiment.command()
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--overwrite", is_flag=True, help="Replace an existing file.")
+def init(path: Path, overwrite: bool) -> None:
+    """Write the default study file, with comments, to PATH as a starting point."""
+    from tracktale.experiment.config import default_study_yaml
+
+    from tracktale.atomic import atomic_write_text
+
+    if path.exists() and not overwrite:
+        raise TracktaleError(f"{path} already exists (use --overwrite)")
+    atomic_write_text(path, default_study_yaml())
+    click.echo(f"wrote {path}; edit it, then: tracktale experiment serve --study {path}")

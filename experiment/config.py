@@ -1,0 +1,298 @@
+"""The study configuration: a YAML file whose every key has a default.
+
+Secrets never live in the file; they come from the environment (see :class:`Secrets`). A study
+file only names what differs from the defaults, e.g.::
+
+    study_id: entity-tracking-pilot
+    prolific: {completion_code: C1A2B3C4, screenout_code: S9X8Y7Z6}
+    ethics: {researcher: Dr A. Researcher, contact_email: a.researcher@example.org}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from tracktale.ethics import EthicsDetails
+from tracktale.experiment.design import DesignConfig
+
+from tracktale.errors import TracktaleError
+from tracktale.settings import data_dir
+
+PAPER_READING_MS = 40_000
+PAPER_RESPONSE_MS = 15_000
+PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete?cc={code}"
+ADMIN_SECRET_ENV = "TRACKTALE_ADMIN_SECRET"
+SECRET_KEY_ENV = "TRACKTALE_SECRET_KEY"
+EXPORT_SALT_ENV = "TRACKTALE_EXPORT_SALT"
+DATABASE_URL_ENV = "DATABASE_URL"
+STUDY_ENV = "TRACKTALE_STUDY"
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Time limits of a trial (the source paper: 40 s reading, 15 s response)."""
+
+    reading_ms: int = PAPER_READING_MS
+    response_ms: int = PAPER_RESPONSE_MS
+    feedback_ms: int = 2500
+    """How long practice feedback stays up (it can be dismissed earlier)."""
+
+
+@dataclass(frozen=True)
+class Prolific:
+    """Prolific's codes and redirect."""
+
+    completion_code: str = "TRACKTALE-COMPLETE"
+    screenout_code: str = "TRACKTALE-SCREENOUT"
+    completion_url: str = PROLIFIC_COMPLETION_URL
+    """Redirect target; ``{code}`` is replaced by the completion or screen-out code."""
+
+    def redirect(self, code: str) -> str:
+        """The URL that hands the participant back to Prolific with ``code``."""
+        return self.completion_url.replace("{code}", code)
+
+
+@dataclass(frozen=True)
+class RateLimits:
+    """Write limits (token buckets, per server process)."""
+
+    sessions_per_ip_per_minute: int = 30
+    writes_per_participant_per_minute: int = 240
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    """Everything a study needs except its secrets.
+
+    Attributes:
+        study_id: Name of the study (stored with every row).
+        title: Shown in the browser tab and on the first screen.
+        stimuli: Folder of the human-protocol stimulus set; ``None``: the default set under
+            ``$TRACKTALE_DATA/stimuli`` (generated when missing).
+        stimulus_seed: Seed of the default set.
+        database: SQLAlchemy URL or SQLite file; ``$DATABASE_URL`` wins; ``None``:
+            ``$TRACKTALE_DATA/study/<study_id>.sqlite``.
+        timing: Time limits.
+        prolific: Codes and redirect.
+        design: List design settings.
+        ethics: Details filled into the consent, information and debrief texts.
+        rate_limits: Write limits.
+        allow_missing_pid: Let people without a ``PROLIFIC_PID`` in (a random id is made up);
+            for previews only.
+        trusted_proxies: Reverse proxies in front of the server (their ``X-Forwarded-*``
+            headers give the client address and scheme); 0 when serving directly.
+        secure_cookies: Mark the admin cookie ``Secure`` (set when served over HTTPS).
+        source_file: The YAML file it was read from (``None`` for the defaults).
+    """
+
+    study_id: str = "narrative-entity-tracking"
+    title: str = "Reading short stories"
+    stimuli: str | None = None
+    stimulus_seed: int = 1
+    database: str | None = None
+    timing: Timing = field(default_factory=Timing)
+    prolific: Prolific = field(default_factory=Prolific)
+    design: DesignConfig = field(default_factory=DesignConfig)
+    ethics: EthicsDetails = field(default_factory=EthicsDetails)
+    rate_limits: RateLimits = field(default_factory=RateLimits)
+    allow_missing_pid: bool = False
+    trusted_proxies: int = 0
+    secure_cookies: bool = False
+    source_file: str | None = None
+
+    @property
+    def paper_timing(self) -> bool:
+        """Whether the time limits are the source paper's (40 s / 15 s)."""
+        return (self.timing.reading_ms, self.timing.response_ms) == (
+            PAPER_READING_MS,
+            PAPER_RESPONSE_MS,
+        )
+
+    def database_url(self) -> str:
+        """The SQLAlchemy URL: ``$DATABASE_URL``, else ``database``, else the default file."""
+        url = os.environ.get(DATABASE_URL_ENV) or self.database
+        if not url:
+            return f"sqlite:///{data_dir() / 'study' / (self.study_id + '.sqlite')}"
+        if "://" not in url:
+            return f"sqlite:///{Path(url)}"
+        if url.startswith("postgres://"):  # Heroku-style URLs name the dialect differently
+            url = "postgresql://" + url.removeprefix("postgres://")
+        if url.startswith("postgresql://"):
+            url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+        return url
+
+    def stimulus_dir(self) -> Path:
+        """The stimulus set's folder (relative paths are relative to the study file)."""
+        if self.stimuli is None:
+            return data_dir() / "stimuli" / f"narrative-human-s{self.stimulus_seed}"
+        path = Path(self.stimuli)
+        if not path.is_absolute() and self.source_file:
+            path = Path(self.source_file).parent / path
+        return path
+
+    def with_changes(self, **changes: Any) -> StudyConfig:
+        """A copy with top-level fields replaced (nested sections as dataclasses or dicts)."""
+        resolved = {
+            name: _section(name, value, getattr(self, name), "with_changes")
+            for name, value in changes.items()
+        }
+        return dataclasses.replace(self, **resolved)
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """Secrets from the environment, never from the study file.
+
+    Attributes:
+        admin_secret: Opens the admin pages and authorises simulated participants.
+        secret_key: Signs the admin's session cookie.
+        export_salt: Salt for the Prolific-id hashes in exports (``None``: a salt kept in the
+            database, made on first use).
+        generated_admin_secret: The admin secret was made up because none was set.
+    """
+
+    admin_secret: str
+    secret_key: str
+    export_salt: str | None
+    generated_admin_secret: bool = False
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Secrets:
+        """Read the secrets; make up a random admin secret when none is set."""
+        env = os.environ if environ is None else environ
+        admin = env.get(ADMIN_SECRET_ENV, "")
+        generated = not admin
+        if generated:
+            admin = secrets.token_urlsafe(18)
+        elif len(admin) < 12:
+            raise TracktaleError(f"${ADMIN_SECRET_ENV} is too short (use at least 12 characters)")
+        key = env.get(SECRET_KEY_ENV) or _derive(admin, "flask-session-key")
+        return cls(admin, key, env.get(EXPORT_SALT_ENV) or None, generated)
+
+
+def _derive(secret: str, purpose: str) -> str:
+    # Every gunicorn worker must sign cookies with the same key; derive it from the shared secret.
+    return hashlib.sha256(f"{purpose}|{secret}".encode()).hexdigest()
+
+
+_SECTIONS = {
+    "timing": Timing,
+    "prolific": Prolific,
+    "design": DesignConfig,
+    "ethics": EthicsDetails,
+    "rate_limits": RateLimits,
+}
+_CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_STUDY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def load_study(path: str | os.PathLike[str] | None = None) -> StudyConfig:
+    """Read a study file (or the defaults when ``path`` is ``None``) and check it.
+
+    Raises:
+        TracktaleError: Naming the file and the offending key.
+    """
+    if path is None:
+        return check_study(StudyConfig())
+    source = Path(path)
+    try:
+        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise TracktaleError(f"cannot read study file {source}: {error.strerror}") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise TracktaleError(f"{source}{where}: not valid YAML") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise TracktaleError(f"{source}: a study file must be a mapping of keys to values")
+    return check_study(study_from_dict(data, where=str(source), source_file=str(source)))
+
+
+def study_from_dict(
+    data: Mapping[str, Any], *, where: str = "study", source_file: str | None = None
+) -> StudyConfig:
+    """Build a config from plain data, refusing unknown keys and wrong types."""
+    known = {f.name for f in dataclasses.fields(StudyConfig)} - {"source_file"}
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in known:
+            hint = " (secrets come from the environment)" if "secret" in str(key) else ""
+            raise TracktaleError(f"{where}: unknown key {key!r}{hint}")
+        default = getattr(StudyConfig(), key)
+        values[key] = _section(key, value, default, where)
+    return StudyConfig(**values, source_file=source_file)
+
+
+def _section(name: str, value: Any, default: Any, where: str) -> Any:
+    if name in _SECTIONS:
+        if isinstance(value, _SECTIONS[name]):
+            return value
+        if not isinstance(value, Mapping):
+            raise TracktaleError(f"{where}: {name!r} must be a mapping")
+        cls = _SECTIONS[name]
+        names = {f.name: f for f in dataclasses.fields(cls)}
+        for key, inner in value.items():
+            if key not in names:
+                raise TracktaleError(f"{where}: unknown key {name}.{key}")
+            _check_type(f"{name}.{key}", inner, getattr(cls(), key), where)
+        return dataclasses.replace(default, **value)
+    _check_type(name, value, default, where)
+    return value
+
+
+def _check_type(name: str, value: Any, default: Any, where: str) -> None:
+    expected = type(default) if default is not None else str
+    if expected is int and isinstance(value, bool):
+        ok = False
+    else:
+        ok = isinstance(value, expected) or (value is None and default is None)
+    if not ok:
+        raise TracktaleError(
+            f"{where}: {name!r} must be {expected.__name__}, got {type(value).__name__}"
+        )
+
+
+def check_study(config: StudyConfig) -> StudyConfig:
+    """Cross-field checks; returns the config unchanged.
+
+    Raises:
+        TracktaleError: Naming the offending setting.
+    """
+    where = config.source_file or "study"
+    if not _STUDY_ID.match(config.study_id):
+        raise TracktaleError(f"{where}: study_id {config.study_id!r} may use letters, digits, ._-")
+    for key in ("completion_code", "screenout_code"):
+        if not _CODE.match(getattr(config.prolific, key)):
+            raise TracktaleError(f"{where}: prolific.{key} may use letters, digits, _ and -")
+    if "{code}" not in config.prolific.completion_url:
+        raise TracktaleError(f"{where}: prolific.completion_url must contain {{code}}")
+    if not config.prolific.completion_url.startswith(("https://", "http://")):
+        raise TracktaleError(f"{where}: prolific.completion_url must be an http(s) URL")
+    timing = config.timing
+    for key in ("reading_ms", "response_ms", "feedback_ms"):
+        if not 500 <= getattr(timing, key) <= 600_000:
+            raise TracktaleError(f"{where}: timing.{key} must be between 500 and 600000")
+    if config.design.practice_per_format < 0:
+        raise TracktaleError(f"{where}: design.practice_per_format must not be negative")
+    if not 0 <= config.trusted_proxies <= 5:
+        raise TracktaleError(f"{where}: trusted_proxies must be between 0 and 5")
+    for key in ("sessions_per_ip_per_minute", "writes_per_participant_per_minute"):
+        if getattr(config.rate_limits, key) < 1:
+            raise TracktaleError(f"{where}: rate_limits.{key} must be at least 1")
+    return config
+
+
+def default_study_yaml() -> str:
+    """The packaged, commented default study file (a starting point for a real study)."""
+    return (Path(__file__).parent / "default_study.yaml").read_text(encoding="utf-8")

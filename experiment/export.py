@@ -1,0 +1,192 @@
+"""Exports for the analysis: trials and participants as CSV and Parquet.
+
+The trials export has exactly the :class:`~tracktale.trial.TrialRecord` columns and the
+participants export the :class:`~tracktale.trial.ParticipantRecord` columns (with
+``prolific_pid_hash`` filled in); the analysis reads nothing else. Prolific ids appear only as
+salted hashes, unless raw ids are asked for (then a ``prolific_pid`` column is added to the
+participants export, for payments and withdrawal requests; such files are not for sharing).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import hashlib
+import hmac
+import io
+import os
+import secrets
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tracktale.experiment.storage import Storage
+from tracktale.experiment.summary import task_accuracy
+
+from tracktale.atomic import atomic_write_bytes, make_folder
+from tracktale.errors import TracktaleError
+from tracktale.trial import ParticipantRecord, TrialRecord
+
+FORMATS = ("csv", "parquet")
+TABLES = ("trials", "participants", "accuracy")
+SALT_KEY = "export_salt"
+
+
+@dataclass(frozen=True)
+class Table:
+    """Columns (with their Python types) and rows of one export."""
+
+    name: str
+    columns: tuple[str, ...]
+    types: tuple[type, ...]
+    rows: list[tuple[Any, ...]]
+
+
+def pid_hash(salt: str, prolific_pid: str) -> str:
+    """The salted hash that stands for a Prolific id in exports (HMAC-SHA256, 32 hex digits)."""
+    return hmac.new(salt.encode(), prolific_pid.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def export_salt(storage: Storage, configured: str | None = None) -> str:
+    """The configured salt, else the one kept in the database (made on first use)."""
+    return configured or storage.meta_value(SALT_KEY, lambda: secrets.token_hex(16))
+
+
+def _field_types(cls: type) -> tuple[tuple[str, ...], tuple[type, ...]]:
+    hints = typing.get_type_hints(cls)
+    names, kinds = [], []
+    for field in dataclasses.fields(cls):
+        options = [kind for kind in typing.get_args(hints[field.name]) if kind is not type(None)]
+        names.append(field.name)
+        kinds.append(options[0] if options else hints[field.name])
+    return tuple(names), tuple(kinds)
+
+
+def trials_table(storage: Storage, study_id: str | None = None) -> Table:
+    """Every stored trial, one row each."""
+    names, kinds = _field_types(TrialRecord)
+    rows = [tuple(record.to_dict().values()) for record in storage.trials(study_id)]
+    return Table("trials", names, kinds, rows)
+
+
+def participants_table(
+    storage: Storage, salt: str, study_id: str | None = None, raw_ids: bool = False
+) -> Table:
+    """Every participant, one row each, with the Prolific id hashed (and raw if asked)."""
+    names, kinds = _field_types(ParticipantRecord)
+    pids = {person.participant_id: person.prolific_pid for person in storage.participants()}
+    rows = []
+    for record in storage.participant_records(study_id):
+        pid = pids[record.participant_id]
+        row = dataclasses.replace(record, prolific_pid_hash=pid_hash(salt, pid))
+        rows.append(tuple(row.to_dict().values()) + ((pid,) if raw_ids else ()))
+    if raw_ids:
+        names, kinds = (*names, "prolific_pid"), (*kinds, str)
+    return Table("participants", names, kinds, rows)
+
+
+def accuracy_table(storage: Storage, study_id: str | None = None) -> Table:
+    """Per-participant, per-task accuracy with the exclusion flag (see :mod:`.summary`)."""
+    rows = [
+        (
+            row.participant_id,
+            row.task,
+            row.n_trials,
+            row.n_correct,
+            row.n_timeouts,
+            row.accuracy,
+            row.excluded,
+        )
+        for row in task_accuracy(storage.trials(study_id))
+    ]
+    columns = (
+        "participant_id",
+        "task",
+        "n_trials",
+        "n_correct",
+        "n_timeouts",
+        "accuracy",
+        "excluded",
+    )
+    return Table("accuracy", columns, (str, str, int, int, int, float, bool), rows)
+
+
+def csv_bytes(table: Table) -> bytes:
+    """The table as UTF-8 CSV with a header row (empty cells for missing values)."""
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(table.columns)
+    for row in table.rows:
+        writer.writerow(["" if value is None else value for value in row])
+    return buffer.getvalue().encode("utf-8")
+
+
+def parquet_bytes(table: Table) -> bytes:
+    """The table as Parquet, with typed, nullable columns.
+
+    Raises:
+        TracktaleError: If pyarrow is not installed.
+    """
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise TracktaleError(
+            "Parquet export needs pyarrow: pip install 'tracktale[study]'"
+        ) from None
+    arrow_types = {bool: pa.bool_(), int: pa.int64(), float: pa.float64(), str: pa.string()}
+    columns = list(zip(*table.rows, strict=True)) if table.rows else [()] * len(table.columns)
+    arrays = [
+        pa.array(list(values), type=arrow_types.get(kind, pa.string()))
+        for values, kind in zip(columns, table.types, strict=True)
+    ]
+    buffer = io.BytesIO()
+    pq.write_table(pa.Table.from_arrays(arrays, names=list(table.columns)), buffer)
+    return buffer.getvalue()
+
+
+def encode(table: Table, fmt: str) -> bytes:
+    """The table in ``csv`` or ``parquet`` format."""
+    if fmt not in FORMATS:
+        raise TracktaleError(f"unknown export format {fmt!r} (choose from {', '.join(FORMATS)})")
+    return csv_bytes(table) if fmt == "csv" else parquet_bytes(table)
+
+
+def export_study(
+    storage: Storage,
+    directory: str | os.PathLike[str],
+    *,
+    study_id: str | None = None,
+    formats: Sequence[str] = FORMATS,
+    raw_ids: bool = False,
+    salt: str | None = None,
+) -> list[Path]:
+    """Write ``trials``, ``participants`` and ``accuracy`` tables into ``directory``.
+
+    Args:
+        storage: The study database.
+        directory: Output folder (created).
+        study_id: Only this study's rows (default: every study in the database).
+        formats: Any of :data:`FORMATS`.
+        raw_ids: Add raw Prolific ids to the participants export.
+        salt: Hash salt (default: the one kept in the database).
+
+    Returns:
+        The files written.
+    """
+    target = make_folder(directory)
+    salt = export_salt(storage, salt)
+    tables = [
+        trials_table(storage, study_id),
+        participants_table(storage, salt, study_id, raw_ids),
+        accuracy_table(storage, study_id),
+    ]
+    written = []
+    for table in tables:
+        for fmt in formats:
+            path = target / f"{table.name}.{fmt}"
+            atomic_write_bytes(path, encode(table, fmt))
+            written.append(path)
+    return written

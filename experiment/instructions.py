@@ -1,0 +1,80 @@
+"""The participant-facing instructions, as plain paragraphs (shared by every front end).
+
+Consent and debrief come from :mod:`tracktale.ethics`; everything else a participant reads is
+here, with the study's time limits filled in, so the browser and the lab mode say the same.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CHOICE_KEYS = ("f", "j")
+"""Keys for the left and right option of a two-alternative trial."""
+CONTINUE_KEY = " "
+"""Key that ends the reading screen early."""
+GENDERS = ("female", "male", "non-binary", "other", "prefer not to say")
+"""Answer options of the gender question."""
+
+
+def instructions(reading_ms: int, response_ms: int) -> dict[str, Any]:
+    """Every instruction text, keyed by screen.
+
+    Args:
+        reading_ms: The reading time limit.
+        response_ms: The response time limit.
+
+    Returns:
+        ``welcome``, ``explicit``, ``implicit``, ``main_start``, ``resume``, ``survey``,
+        ``saving`` and ``completed_before``: lists of paragraphs (plain text); ``keys``: the
+        response keys.
+    """
+    reading = _seconds(reading_ms)
+    response = _seconds(response_ms)
+    left, right = (key.upper() for key in CHOICE_KEYS)
+    return {
+        "welcome": [
+            "In this study you will read short stories, one at a time, and answer a question "
+            "after each.",
+            f"Each story stays on the screen for at most {reading}. When you have read it, "
+            "press the SPACE bar or click Continue. The story then disappears and a question "
+            f"appears, which you must answer within {response} (reading the question "
+            "included). The questions come in two kinds; each part starts with two practice "
+            "stories.",
+            "Please read each story carefully, as you would read any story, and answer as "
+            "accurately as you can. Do not take notes and do not use AI tools or other help.",
+            "Please keep this window open and in the foreground until the end.",
+        ],
+        "explicit": [
+            "In this part, a sentence about the story will appear with its last word missing, "
+            "for example: The key is in the ...",
+            "Type the missing word (one word, such as where an object is now) and press ENTER.",
+            f"You have {response} for each answer.",
+        ],
+        "implicit": [
+            "In this part, two sentences will appear side by side. Choose the one that "
+            "continues the story correctly.",
+            f"Press {left} for the left sentence or {right} for the right sentence, or click "
+            "the button under it.",
+            "Some questions instead ask about another detail of the story, with two possible "
+            f"answers: choose with {left} and {right} in the same way.",
+            f"You have {response} for each answer.",
+        ],
+        "main_start": [
+            "The practice is over. The real stories start now; there is no feedback from here on.",
+        ],
+        "resume": [
+            "Welcome back. You continue where you stopped; everything you answered has been saved.",
+        ],
+        "survey": ["Almost done: a few questions about you."],
+        "saving": ["Saving your answers, please wait and keep this window open..."],
+        "completed_before": [
+            "You have already completed this study. Thank you! You cannot take part again.",
+        ],
+        "keys": {"left": CHOICE_KEYS[0], "right": CHOICE_KEYS[1], "continue": CONTINUE_KEY},
+    }
+
+
+def _seconds(milliseconds: int) -> str:
+    seconds = milliseconds / 1000
+    value = f"{seconds:g}"
+    return f"{value} second" if value == "1" else f"{value} seconds"

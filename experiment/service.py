@@ -1,0 +1,318 @@
+"""The study's rules, independent of HTTP: sessions, consent, trials, survey, completion.
+
+The Flask API is a thin layer over :class:`StudyService`; the lab mode can call it directly.
+Every write is checked against the participant's stored plan (the right item at the right
+position, the right kind of response) and scored here, never by the client.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tracktale.experiment.config import StudyConfig
+from tracktale.experiment.design import PlannedTrial, SessionPlan, build_session, session_seed_for
+from tracktale.experiment.instructions import GENDERS
+from tracktale.experiment.scoring import present_trial, score_trial
+from tracktale.experiment.storage import Participant, SaveResult, Storage, hash_token
+from tracktale.experiment.validation import ApiError
+
+from tracktale.errors import TracktaleError
+from tracktale.stimulus_set import StimulusSet, is_stimulus_set, read_stimulus_set
+from tracktale.trial import TrialRecord
+
+SURVEY_QUESTIONS = ("age", "gender", "native_language", "attentive", "no_ai_assistance")
+"""Every question the end-of-study survey asks (all must be answered to complete)."""
+
+
+@dataclass(frozen=True)
+class SessionStart:
+    """A started or resumed session."""
+
+    participant: Participant
+    token: str | None
+    resumed: bool
+
+
+def load_stimuli(config: StudyConfig) -> StimulusSet:
+    """The study's stimulus set; the default human set is generated when missing.
+
+    Raises:
+        TracktaleError: If a configured set is missing or unsuitable for the study.
+    """
+    folder = config.stimulus_dir()
+    if config.stimuli is None and not is_stimulus_set(folder):
+        from tracktale.stimuli.registry import get_paradigm
+
+        from tracktale.stimulus_set import write_stimulus_set
+
+        generated = get_paradigm("narrative").generate_set("human", config.stimulus_seed)
+        try:
+            write_stimulus_set(generated, folder)
+        except TracktaleError:
+            if not is_stimulus_set(folder):  # else another server process wrote it first
+                raise
+    stimulus_set = read_stimulus_set(folder)
+    check_stimuli(stimulus_set, config, str(folder))
+    return stimulus_set
+
+
+def check_stimuli(stimulus_set: StimulusSet, config: StudyConfig, where: str = "stimuli") -> None:
+    """Refuse a set the study cannot run: no main items, missing probes or practice items."""
+    main = stimulus_set.select(role="main")
+    if not main:
+        raise TracktaleError(f"{where}: no main items (use a human-protocol stimulus set)")
+    for item in stimulus_set:
+        if item.role in ("main", "practice") and (not item.question or item.choice is None):
+            raise TracktaleError(f"{where}: item {item.item_id} lacks an explicit or implicit form")
+        if item.role == "filler" and (item.choice is None or not item.choice.question):
+            raise TracktaleError(f"{where}: filler {item.item_id} has no comprehension question")
+    build_session(stimulus_set, "L1", 0, config.design)  # raises if the design cannot be built
+
+
+class StudyService:
+    """One study: its config, stimulus set and database.
+
+    Args:
+        config: The study configuration.
+        storage: The database.
+        stimulus_set: The human-protocol set the study shows.
+    """
+
+    def __init__(self, config: StudyConfig, storage: Storage, stimulus_set: StimulusSet) -> None:
+        self.config = config
+        self.storage = storage
+        self.stimuli = stimulus_set
+        check_stimuli(stimulus_set, config)
+
+    def plan(self, list_id: str, session_seed: int) -> SessionPlan:
+        """The session a list and seed give (the same one every time)."""
+        return build_session(self.stimuli, list_id, session_seed, self.config.design)
+
+    # sessions ----------------------------------------------------------------------------
+
+    def start_session(
+        self,
+        prolific_pid: str,
+        *,
+        prolific_study_id: str | None = None,
+        prolific_session_id: str | None = None,
+        source: str = "online",
+        token: str | None = None,
+        user_agent: str | None = None,
+    ) -> SessionStart:
+        """Start a session, or resume the one this Prolific id already has.
+
+        A session resumes with its token (the same browser) or with the same Prolific session
+        id (another browser: a new token is issued). A completed, screened-out or returned
+        participant cannot start again.
+
+        Raises:
+            ApiError: 409 if the participant may not continue, 403 if the session cannot be
+                proven to be theirs.
+        """
+        study_id = self.config.study_id
+        existing = self.storage.get_participant(study_id, prolific_pid)
+        if existing is None:
+            try:
+                participant, new_token = self.storage.create_participant(
+                    study_id=study_id,
+                    prolific_pid=prolific_pid,
+                    prolific_study_id=prolific_study_id,
+                    prolific_session_id=prolific_session_id,
+                    source=source,
+                    stimulus_sha256=self.stimuli.sha256,
+                    make_plan=lambda list_id: self.plan(
+                        list_id, session_seed_for(self.config.design.seed, study_id, prolific_pid)
+                    ),
+                    user_agent=user_agent,
+                )
+            except TracktaleError:
+                # Two requests for the same new participant raced; the other one won.
+                raise ApiError(409, "this session is being started in another window") from None
+            return SessionStart(participant, new_token, resumed=False)
+        self._refuse_finished(existing)
+        if token and hmac.compare_digest(hash_token(token), existing.token_hash):
+            return SessionStart(existing, token, resumed=True)
+        if prolific_session_id and prolific_session_id == existing.prolific_session_id:
+            return SessionStart(existing, self.storage.new_token(existing.participant_id), True)
+        raise ApiError(
+            403,
+            "this study was started in another browser; please continue there "
+            "(or contact the researcher)",
+        )
+
+    def _refuse_finished(self, participant: Participant) -> None:
+        messages = {
+            "completed": "you have already completed this study",
+            "screened_out": "you did not consent to this study and cannot start it again",
+            "returned": "this study was returned and cannot be started again",
+        }
+        if participant.status in messages:
+            raise ApiError(409, messages[participant.status], participant_status=participant.status)
+
+    def authenticate(self, token: str | None) -> Participant:
+        """The participant whose session token this is.
+
+        Raises:
+            ApiError: 401 without a valid token.
+        """
+        participant = self.storage.participant_by_token(token) if token else None
+        if participant is None or participant.study_id != self.config.study_id:
+            raise ApiError(401, "unknown or expired session; reload the page")
+        return participant
+
+    def _check_stimuli(self, participant: Participant) -> None:
+        if participant.stimulus_sha256 != self.stimuli.sha256:
+            raise ApiError(
+                409,
+                "the study's stimuli changed since this session started; "
+                "please contact the researcher",
+            )
+
+    def session_state(self, participant: Participant) -> dict[str, Any]:
+        """What the front end needs to (re)build the session."""
+        self._check_stimuli(participant)
+        plan = participant.plan
+        return {
+            "participant_id": participant.participant_id,
+            "list_id": participant.list_id,
+            "status": participant.status,
+            "consent": participant.consent,
+            "done": self.storage.trial_indices(participant.participant_id),
+            "survey_done": self._survey_done(participant),
+            "stimulus_sha256": participant.stimulus_sha256,
+            "block_formats": list(plan.block_formats),
+            "timing": {
+                "reading_ms": self.config.timing.reading_ms,
+                "response_ms": self.config.timing.response_ms,
+            },
+            "trials": [
+                present_trial(self.stimuli.get(planned.item_id), planned) for planned in plan.trials
+            ],
+        }
+
+    # writes ------------------------------------------------------------------------------
+
+    def record_consent(self, participant: Participant, consent: bool) -> str | None:
+        """Record consent; returns the screen-out redirect when the participant declines."""
+        self._refuse_finished(participant)
+        if participant.consent and not consent:
+            raise ApiError(409, "consent was already given; to withdraw, return the study")
+        self.storage.set_consent(participant.participant_id, consent)
+        return (
+            None if consent else self.config.prolific.redirect(self.config.prolific.screenout_code)
+        )
+
+    def record_trial(self, participant: Participant, data: Mapping[str, Any]) -> SaveResult:
+        """Check a trial against the plan, score it and store it once.
+
+        Args:
+            participant: The authenticated participant.
+            data: The validated request body (see ``api.TRIAL_FIELDS``).
+
+        Raises:
+            ApiError: 409 before consent or after the end; 422 if the trial contradicts the plan.
+        """
+        if participant.status != "started" or not participant.consent:
+            raise ApiError(409, "trials can only be saved after consent, before completion")
+        self._check_stimuli(participant)
+        planned = self._planned(participant, data)
+        timed_out = data["timed_out"]
+        response = data.get("response")
+        if timed_out != (response is None):
+            raise ApiError(422, "a timed-out trial has no response, any other trial has one")
+        if (response is None) != (data.get("response_time_ms") is None):
+            raise ApiError(422, "response_time_ms must be given exactly when there is a response")
+        item = self.stimuli.get(planned.item_id)
+        try:
+            scored = score_trial(item, planned, response)
+        except TracktaleError as error:
+            raise ApiError(422, str(error)) from None
+        record = TrialRecord.from_dict(
+            {
+                "client_trial_id": data["client_trial_id"],
+                "participant_id": participant.participant_id,
+                "study_id": participant.study_id,
+                "source": participant.source,
+                "stimulus_sha256": participant.stimulus_sha256,
+                "item_id": item.item_id,
+                "role": planned.role,
+                "task": planned.task,
+                "list_id": participant.list_id,
+                "block": planned.block,
+                "trial_index": planned.trial_index,
+                "response": scored.response,
+                "correct": scored.correct,
+                "timed_out": timed_out,
+                "reading_time_ms": data["reading_time_ms"],
+                "reading_timed_out": data["reading_timed_out"],
+                "response_time_ms": data.get("response_time_ms"),
+                "good_side": planned.good_side,
+                "screen_width": data["screen_width"],
+                "screen_height": data["screen_height"],
+                "blur_count": data["blur_count"],
+                "hidden_count": data["hidden_count"],
+                "restarts": data.get("restarts", 0),
+            }
+        )
+        try:
+            return self.storage.save_trial(record)
+        except TracktaleError as error:
+            raise ApiError(409, str(error)) from None
+
+    def _planned(self, participant: Participant, data: Mapping[str, Any]) -> PlannedTrial:
+        trials = participant.plan.trials
+        index = data["trial_index"]
+        if index >= len(trials):
+            raise ApiError(422, f"trial_index {index} is beyond this session's {len(trials)}")
+        planned = trials[index]
+        if (data["item_id"], data["task"]) != (planned.item_id, planned.task):
+            raise ApiError(422, f"trial {index} shows another item or task")
+        return planned
+
+    def record_survey(self, participant: Participant, answers: Mapping[str, Any]) -> int:
+        """Store the end-of-study answers (validated by the API); returns how many were new."""
+        self._refuse_finished(participant)
+        if not participant.consent:
+            raise ApiError(409, "the survey can only be answered after consent")
+        gender = answers.get("gender")
+        if gender is not None and gender not in GENDERS:
+            raise ApiError(400, "field 'gender' has an unknown value")
+        return self.storage.save_survey(participant.participant_id, answers)
+
+    def _survey_done(self, participant: Participant) -> bool:
+        given = self.storage.survey(participant.participant_id).get(participant.participant_id, {})
+        return all(question in given for question in SURVEY_QUESTIONS)
+
+    def missing_trials(self, participant: Participant) -> list[int]:
+        """Planned positions the server has not stored yet."""
+        stored = set(self.storage.trial_indices(participant.participant_id))
+        return [
+            trial.trial_index
+            for trial in participant.plan.trials
+            if trial.trial_index not in stored
+        ]
+
+    def complete(self, participant: Participant) -> str:
+        """Mark the session completed once every trial and survey answer is stored.
+
+        Returns:
+            The Prolific completion redirect (again, if it was completed before).
+
+        Raises:
+            ApiError: 409 naming what is still missing, or if the participant was screened out.
+        """
+        prolific = self.config.prolific
+        if participant.status == "completed":
+            return prolific.redirect(prolific.completion_code)
+        self._refuse_finished(participant)
+        missing = self.missing_trials(participant)
+        if missing:
+            raise ApiError(409, f"{len(missing)} trial(s) not saved yet", missing=missing)
+        if not self._survey_done(participant):
+            raise ApiError(409, "the final questions are not saved yet", missing=["survey"])
+        self.storage.set_status(participant.participant_id, "completed")
+        return prolific.redirect(prolific.completion_code)

@@ -1,0 +1,202 @@
+/**
+ * A persistent outbox: writes wait in localStorage until the server acknowledges them.
+ *
+ * Every entry is stored before it is sent, sent in order, and removed only when the server
+ * answers 2xx (stored) or 409 (already stored, or no longer accepted). Network errors, 5xx
+ * and 429 are retried with exponential back-off and jitter, for as long as the page is open,
+ * and again after a reload. 401 means the session moved to another browser: sending stops.
+ * Other 4xx answers mean the body itself is refused: the entry moves to a "rejected" list
+ * (kept in localStorage for inspection) so that it cannot block the entries after it.
+ */
+var TracktaleOutbox = (function () {
+  "use strict";
+
+  class MemoryStore {
+    constructor() { this.data = {}; }
+    get(key) { return key in this.data ? JSON.parse(this.data[key]) : null; }
+    set(key, value) { this.data[key] = JSON.stringify(value); }
+    remove(key) { delete this.data[key]; }
+  }
+
+  /** localStorage under a prefix, falling back to memory where storage is unavailable. */
+  class Store {
+    constructor(prefix) {
+      this.prefix = prefix;
+      this.persistent = true;
+      try {
+        const probe = prefix + "/probe";
+        window.localStorage.setItem(probe, "1");
+        window.localStorage.removeItem(probe);
+        this.backend = window.localStorage;
+      } catch (error) {
+        this.persistent = false;
+        this.memory = new MemoryStore();
+      }
+    }
+    get(key) {
+      if (!this.persistent) return this.memory.get(key);
+      const raw = this.backend.getItem(this.prefix + "/" + key);
+      try {
+        return raw === null ? null : JSON.parse(raw);
+      } catch (error) {
+        return null;
+      }
+    }
+    set(key, value) {
+      if (!this.persistent) return this.memory.set(key, value);
+      try {
+        this.backend.setItem(this.prefix + "/" + key, JSON.stringify(value));
+      } catch (error) {
+        // Storage full or revoked: keep going in memory rather than losing the write.
+        this.persistent = false;
+        this.memory = new MemoryStore();
+        this.memory.set(key, value);
+      }
+    }
+    remove(key) {
+      if (!this.persistent) return this.memory.remove(key);
+      this.backend.removeItem(this.prefix + "/" + key);
+    }
+  }
+
+  function randomId() {
+    if (window.crypto && typeof window.crypto.randomUUID === "function") {
+      return window.crypto.randomUUID();
+    }
+    const bytes = new Uint8Array(16);
+    window.crypto.getRandomValues(bytes);
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  class Outbox {
+    /**
+     * @param {Store} store Where entries persist.
+     * @param {string} token The session token sent with every write.
+     * @param {object} options `onChange(state)` is called when the queue changes;
+     *   `maxDelayMs` caps the back-off.
+     */
+    constructor(store, token, options = {}) {
+      this.store = store;
+      this.token = token;
+      this.onChange = options.onChange || (() => {});
+      this.maxDelayMs = options.maxDelayMs || 30000;
+      this.entries = store.get("outbox") || [];
+      this.running = false;
+      this.stopped = false;
+      this.failures = 0;
+      this.waiters = [];
+    }
+
+    /** Queue a POST of `body` to `url`; `meta` (kind, trial index) is kept for resuming. */
+    add(url, body, meta = {}) {
+      this.entries.push({ id: randomId(), url: url, body: body, meta: meta });
+      this.persist();
+      this.kick();
+    }
+
+    /** Trial indices still waiting to be acknowledged. */
+    pendingTrialIndices() {
+      return this.entries.filter((e) => e.meta.kind === "trial").map((e) => e.meta.index);
+    }
+
+    hasPending(kind) {
+      return this.entries.some((e) => e.meta.kind === kind);
+    }
+
+    get size() {
+      return this.entries.length;
+    }
+
+    persist() {
+      this.store.set("outbox", this.entries);
+      this.onChange(this.state());
+    }
+
+    state() {
+      return { pending: this.entries.length, failures: this.failures, stopped: this.stopped };
+    }
+
+    kick() {
+      if (!this.running && !this.stopped) this.run();
+    }
+
+    /** Resolves when every entry is acknowledged (rejects if sending stopped). */
+    drain() {
+      if (this.entries.length === 0) return Promise.resolve();
+      if (this.stopped) return Promise.reject(new Error("session moved to another browser"));
+      const waiting = new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+      this.kick();
+      return waiting;
+    }
+
+    async run() {
+      this.running = true;
+      while (this.entries.length > 0 && !this.stopped) {
+        const entry = this.entries[0];
+        const outcome = await this.send(entry);
+        if (outcome.kind === "ack" || outcome.kind === "reject") {
+          if (outcome.kind === "reject") {
+            const rejected = this.store.get("rejected") || [];
+            rejected.push({ entry: entry, error: outcome.message });
+            this.store.set("rejected", rejected);
+            console.error("tracktale: the server refused a write:", outcome.message, entry);
+          }
+          this.entries.shift();
+          this.failures = 0;
+          this.persist();
+        } else if (outcome.kind === "stop") {
+          this.stopped = true;
+          this.onChange(this.state());
+        } else {
+          this.failures += 1;
+          this.onChange(this.state());
+          const base = Math.min(this.maxDelayMs, 500 * 2 ** Math.min(this.failures - 1, 10));
+          const delay = Math.max(outcome.retryAfterMs || 0, base * (0.5 + Math.random()));
+          await sleep(delay);
+        }
+      }
+      this.running = false;
+      const waiters = this.waiters.splice(0);
+      for (const waiter of waiters) {
+        if (this.entries.length === 0) waiter.resolve();
+        else waiter.reject(new Error("session moved to another browser"));
+      }
+    }
+
+    async send(entry) {
+      let response;
+      try {
+        response = await fetch(entry.url, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", "X-Session-Token": this.token },
+          body: JSON.stringify(entry.body),
+          cache: "no-store",
+          credentials: "same-origin",
+        });
+      } catch (error) {
+        return { kind: "retry" };
+      }
+      const status = response.status;
+      if ((status >= 200 && status < 300) || status === 409) return { kind: "ack" };
+      if (status === 401) return { kind: "stop" };
+      if (status === 429) {
+        const seconds = Number(response.headers.get("Retry-After") || "1");
+        return { kind: "retry", retryAfterMs: seconds * 1000 };
+      }
+      if (status >= 400 && status < 500 && status !== 408) {
+        let message = "HTTP " + status;
+        try {
+          message = (await response.json()).error || message;
+        } catch (error) {
+          // keep the status line
+        }
+        return { kind: "reject", message: message };
+      }
+      return { kind: "retry" };
+    }
+  }
+
+  return { Outbox: Outbox, Store: Store, randomId: randomId, sleep: sleep };
+})();

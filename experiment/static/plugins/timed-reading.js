@@ -1,0 +1,134 @@
+/**
+ * jsPsych plugin: a text to read, for at most `trial_duration` ms.
+ *
+ * The participant ends the screen with `continue_key` or the button; when the time runs out
+ * the trial ends by itself with `timed_out: true`. Reading time is measured with
+ * performance.now() from the moment the text is on screen. The text is inserted as text
+ * (never as HTML).
+ */
+var jsPsychTimedReading = (function (jspsych) {
+  "use strict";
+
+  const info = {
+    name: "timed-reading",
+    version: "1.0.0",
+    parameters: {
+      /** The text to read (plain text; shown as is). */
+      text: { type: jspsych.ParameterType.STRING, default: undefined },
+      /** Longest reading time in ms; the trial ends by itself after it. */
+      trial_duration: { type: jspsych.ParameterType.INT, default: 40000 },
+      /** Key that ends the screen early. */
+      continue_key: { type: jspsych.ParameterType.KEY, default: " " },
+      /** Label of the button that ends the screen early. */
+      button_label: { type: jspsych.ParameterType.STRING, default: "Continue" },
+      /** Hint below the text. */
+      prompt: {
+        type: jspsych.ParameterType.STRING,
+        default: "Press SPACE or click Continue when you have read the story.",
+      },
+      /** Key presses earlier than this (ms) are ignored (a key still held from before). */
+      minimum_ms: { type: jspsych.ParameterType.INT, default: 300 },
+      /** Show a bar that shrinks as the time runs out. */
+      show_timer: { type: jspsych.ParameterType.BOOL, default: true },
+    },
+    data: {
+      /** Time on the screen in ms (the limit when it timed out). */
+      reading_time_ms: { type: jspsych.ParameterType.FLOAT },
+      /** The time ran out before the participant continued. */
+      timed_out: { type: jspsych.ParameterType.BOOL },
+      /** How the screen ended: "key", "button" or "timeout". */
+      ended_by: { type: jspsych.ParameterType.STRING },
+    },
+  };
+
+  class TimedReadingPlugin {
+    constructor(jsPsych) {
+      this.jsPsych = jsPsych;
+    }
+
+    trial(display_element, trial) {
+      const root = document.createElement("div");
+      root.className = "tt-screen tt-reading";
+      if (trial.show_timer) root.appendChild(timerBar(trial.trial_duration));
+      const story = document.createElement("p");
+      story.className = "tt-story";
+      story.textContent = trial.text;
+      const button = document.createElement("button");
+      button.className = "jspsych-btn tt-continue";
+      button.type = "button";
+      button.textContent = trial.button_label;
+      const hint = document.createElement("p");
+      hint.className = "tt-hint";
+      hint.textContent = trial.prompt;
+      root.append(story, button, hint);
+      display_element.replaceChildren(root);
+
+      const start = performance.now();
+      let finished = false;
+      let listener = null;
+      const finish = (endedBy) => {
+        if (finished) return;
+        finished = true;
+        if (listener) this.jsPsych.pluginAPI.cancelKeyboardResponse(listener);
+        const elapsed = performance.now() - start;
+        this.jsPsych.finishTrial({
+          reading_time_ms: Math.round(elapsed * 10) / 10,
+          timed_out: endedBy === "timeout",
+          ended_by: endedBy,
+        });
+      };
+      listener = this.jsPsych.pluginAPI.getKeyboardResponse({
+        callback_function: () => finish("key"),
+        valid_responses: [trial.continue_key],
+        persist: false,
+        allow_held_key: false,
+        minimum_valid_rt: trial.minimum_ms,
+      });
+      button.addEventListener("click", () => finish("button"));
+      this.jsPsych.pluginAPI.setTimeout(() => finish("timeout"), trial.trial_duration);
+    }
+
+    simulate(trial, simulation_mode, simulation_options, load_callback) {
+      const data = this.createSimulationData(trial, simulation_options);
+      if (simulation_mode === "visual") {
+        this.trial(this.jsPsych.getDisplayElement(), trial);
+        load_callback();
+        if (!data.timed_out) {
+          this.jsPsych.pluginAPI.pressKey(trial.continue_key, data.reading_time_ms);
+        }
+        return;
+      }
+      load_callback();
+      this.jsPsych.finishTrial(data);
+    }
+
+    createSimulationData(trial, simulation_options) {
+      // About 4 words a second plus orientation time, as a careful reader.
+      const words = String(trial.text).split(/\s+/).length;
+      const sampled = this.jsPsych.randomization.sampleExGaussian(words * 250 + 1500, 400, 1 / 800, true);
+      const data = this.jsPsych.pluginAPI.mergeSimulationData(
+        { reading_time_ms: sampled, timed_out: false, ended_by: "key" },
+        simulation_options
+      );
+      if (data.reading_time_ms >= trial.trial_duration) {
+        data.reading_time_ms = trial.trial_duration;
+        data.timed_out = true;
+        data.ended_by = "timeout";
+      }
+      return data;
+    }
+  }
+  TimedReadingPlugin.info = info;
+
+  function timerBar(duration) {
+    const bar = document.createElement("div");
+    bar.className = "tt-timer";
+    const fill = document.createElement("div");
+    fill.className = "tt-timer-fill";
+    fill.style.animationDuration = duration + "ms";
+    bar.appendChild(fill);
+    return bar;
+  }
+
+  return TimedReadingPlugin;
+})(jsPsychModule);

@@ -1,0 +1,145 @@
+/**
+ * jsPsych plugin: a one-word typed answer within a time limit; ENTER submits.
+ *
+ * jsPsych's survey-text has no time limit, hence this plugin. The probe (for example
+ * "The key is in the") is shown with a text box after it. ENTER submits a non-empty answer;
+ * when `trial_duration` runs out the trial ends with `response: null, timed_out: true`. The
+ * response time runs from the moment the probe is on screen (reading the probe included).
+ */
+var jsPsychTimedTextResponse = (function (jspsych) {
+  "use strict";
+
+  const info = {
+    name: "timed-text-response",
+    version: "1.0.0",
+    parameters: {
+      /** The sentence to complete, shown before the text box (plain text). */
+      probe: { type: jspsych.ParameterType.STRING, default: undefined },
+      /** Instruction above the probe (plain text). */
+      prompt: {
+        type: jspsych.ParameterType.STRING,
+        default: "Complete the sentence with one word and press ENTER.",
+      },
+      /** Longest time to answer in ms. */
+      trial_duration: { type: jspsych.ParameterType.INT, default: 15000 },
+      /** Longest answer accepted by the text box. */
+      max_length: { type: jspsych.ParameterType.INT, default: 40 },
+      /** Shown when ENTER is pressed on an empty box. */
+      empty_message: { type: jspsych.ParameterType.STRING, default: "Type a word first." },
+      /** Show a bar that shrinks as the time runs out. */
+      show_timer: { type: jspsych.ParameterType.BOOL, default: true },
+    },
+    data: {
+      /** The answer as typed (null after a timeout). */
+      response: { type: jspsych.ParameterType.STRING },
+      /** Time from probe onset to ENTER in ms (null after a timeout). */
+      rt: { type: jspsych.ParameterType.FLOAT },
+      /** The time ran out before an answer was submitted. */
+      timed_out: { type: jspsych.ParameterType.BOOL },
+      /** The probe shown. */
+      probe: { type: jspsych.ParameterType.STRING },
+    },
+  };
+
+  class TimedTextResponsePlugin {
+    constructor(jsPsych) {
+      this.jsPsych = jsPsych;
+    }
+
+    trial(display_element, trial) {
+      const root = document.createElement("div");
+      root.className = "tt-screen tt-text-response";
+      if (trial.show_timer) root.appendChild(timerBar(trial.trial_duration));
+      const prompt = document.createElement("p");
+      prompt.className = "tt-prompt";
+      prompt.textContent = trial.prompt;
+      const line = document.createElement("p");
+      line.className = "tt-probe";
+      line.append(document.createTextNode(trial.probe + " "));
+      const input = document.createElement("input");
+      input.type = "text";
+      input.id = "tt-answer";
+      input.className = "tt-answer";
+      input.autocomplete = "off";
+      input.spellcheck = false;
+      input.setAttribute("autocapitalize", "off");
+      input.setAttribute("aria-label", "your answer");
+      input.maxLength = trial.max_length;
+      line.appendChild(input);
+      const message = document.createElement("p");
+      message.className = "tt-hint";
+      message.setAttribute("role", "status");
+      root.append(prompt, line, message);
+      display_element.replaceChildren(root);
+      input.focus();
+
+      const start = performance.now();
+      let finished = false;
+      const finish = (response) => {
+        if (finished) return;
+        finished = true;
+        const rt = response === null ? null : Math.round((performance.now() - start) * 10) / 10;
+        this.jsPsych.finishTrial({
+          response: response,
+          rt: rt,
+          timed_out: response === null,
+          probe: trial.probe,
+        });
+      };
+      input.addEventListener("keydown", (event) => {
+        if (event.key !== "Enter") return;
+        event.preventDefault();
+        const value = input.value.trim();
+        if (value) finish(value);
+        else message.textContent = trial.empty_message;
+      });
+      // Keep the typing position in the box even if the participant clicks elsewhere.
+      root.addEventListener("click", () => input.focus());
+      this.jsPsych.pluginAPI.setTimeout(() => finish(null), trial.trial_duration);
+    }
+
+    simulate(trial, simulation_mode, simulation_options, load_callback) {
+      const data = this.createSimulationData(trial, simulation_options);
+      if (simulation_mode === "visual") {
+        const display_element = this.jsPsych.getDisplayElement();
+        this.trial(display_element, trial);
+        load_callback();
+        if (!data.timed_out) {
+          const input = display_element.querySelector("#tt-answer");
+          this.jsPsych.pluginAPI.setTimeout(() => {
+            input.value = data.response;
+            input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+          }, data.rt);
+        }
+        return;
+      }
+      load_callback();
+      this.jsPsych.finishTrial(data);
+    }
+
+    createSimulationData(trial, simulation_options) {
+      const rt = this.jsPsych.randomization.sampleExGaussian(3500, 600, 1 / 1500, true);
+      const data = this.jsPsych.pluginAPI.mergeSimulationData(
+        { response: "box", rt: rt, timed_out: false, probe: trial.probe },
+        simulation_options
+      );
+      if (data.rt === null || data.rt >= trial.trial_duration) {
+        Object.assign(data, { response: null, rt: null, timed_out: true });
+      }
+      return data;
+    }
+  }
+  TimedTextResponsePlugin.info = info;
+
+  function timerBar(duration) {
+    const bar = document.createElement("div");
+    bar.className = "tt-timer";
+    const fill = document.createElement("div");
+    fill.className = "tt-timer-fill";
+    fill.style.animationDuration = duration + "ms";
+    bar.appendChild(fill);
+    return bar;
+  }
+
+  return TimedTextResponsePlugin;
+})(jsPsychModule);

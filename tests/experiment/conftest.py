@@ -1,0 +1,132 @@
+"""Fixtures of the study tests: a study on the human set, its app, and an API helper."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from tracktale.experiment.app import create_app
+from tracktale.experiment.config import Prolific, Secrets, StudyConfig
+from tracktale.experiment.storage import Storage
+
+ADMIN_SECRET = "test-admin-secret-0123"
+_pids = itertools.count()
+
+
+@pytest.fixture
+def secrets():
+    return Secrets(admin_secret=ADMIN_SECRET, secret_key="test-key", export_salt="test-salt")
+
+
+@pytest.fixture
+def study_config(tmp_path):
+    return StudyConfig(
+        database=str(tmp_path / "study.sqlite"),
+        prolific=Prolific(completion_code="DONE123", screenout_code="OUT456"),
+    )
+
+
+@pytest.fixture
+def storage(study_config):
+    storage = Storage(study_config.database_url())
+    yield storage
+    storage.close()
+
+
+@pytest.fixture
+def app(study_config, storage, human_set, secrets):
+    app = create_app(study_config, storage=storage, stimulus_set=human_set, secrets=secrets)
+    app.testing = True
+    return app
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+def new_pid() -> str:
+    return f"PID{next(_pids):05d}abcdef"
+
+
+class Participant:
+    """Drives the API as the page would (token, bodies), answering correctly by default."""
+
+    def __init__(self, client, stimuli, pid=None, session_id=None):
+        self.client = client
+        self.stimuli = stimuli
+        self.pid = pid or new_pid()
+        self.session_id = session_id or f"S{self.pid}"
+        self.token = None
+        self.state = None
+
+    def start(self, token=None, **extra):
+        body = {"prolific_pid": self.pid, "session_id": self.session_id, **extra}
+        headers = {"X-Session-Token": token} if token else {}
+        reply = self.client.post("/api/session", json=body, headers=headers)
+        if reply.status_code == 200:
+            self.state = reply.get_json()
+            self.token = self.state["token"]
+        return reply
+
+    def post(self, path, body):
+        return self.client.post(path, json=body, headers={"X-Session-Token": self.token})
+
+    def consent(self, agree=True):
+        return self.post("/api/consent", {"consent": agree})
+
+    def trial_body(self, index, *, correct=True, timed_out=False, client_trial_id=None):
+        shown = self.state["trials"][index]
+        item = self.stimuli.get(shown["item_id"])
+        if timed_out:
+            response = None
+        elif shown["task"] == "explicit":
+            response = item.answer if correct else "nowhere"
+        else:
+            good = "left" if shown["options"][0] == item.choice.good.strip() else "right"
+            response = good if correct else ("right" if good == "left" else "left")
+        return {
+            "client_trial_id": client_trial_id or f"{self.pid}-trial-{index:03d}",
+            "trial_index": index,
+            "item_id": shown["item_id"],
+            "task": shown["task"],
+            "response": response,
+            "timed_out": timed_out,
+            "reading_time_ms": 8000.5,
+            "reading_timed_out": False,
+            "response_time_ms": None if timed_out else 2500.0,
+            "screen_width": 1280,
+            "screen_height": 720,
+            "blur_count": 0,
+            "hidden_count": 0,
+        }
+
+    def answer(self, index, **kwargs):
+        return self.post("/api/trials", self.trial_body(index, **kwargs))
+
+    def survey(self, **changes):
+        body = {
+            "age": 41,
+            "gender": "prefer not to say",
+            "native_language": "English",
+            "attentive": True,
+            "no_ai_assistance": True,
+            **changes,
+        }
+        return self.post("/api/survey", body)
+
+    def run_all(self):
+        self.start()
+        self.consent()
+        for index in range(len(self.state["trials"])):
+            assert self.answer(index).status_code == 201
+        assert self.survey().status_code == 200
+        return self.post("/api/complete", {})
+
+
+@pytest.fixture
+def participant(client, human_set):
+    def make(**kwargs):
+        return Participant(client, human_set, **kwargs)
+
+    return make

@@ -1,0 +1,344 @@
+"""A whole session in a real browser (Debian's Chromium driven by Playwright).
+
+The participant consents, practises, answers all 50 trials (46 test trials), lets one trial
+time out, loses the connection for a few trials, reloads the page in the middle of a trial
+while unsent trials wait in localStorage, fills in the survey and finishes. Then the database
+must hold every trial exactly once with plausible times, and the browser must have been sent
+to Prolific's completion URL. Screenshots of every screen type go to test-artifacts/browser/.
+The time limits are shortened (3 s / 4 s) so that the timeout costs seconds, not a minute.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import os
+from collections import Counter
+
+import pytest
+from tracktale.experiment.app import create_app
+from tracktale.experiment.config import Timing
+from tracktale.experiment.frontend import find_node_modules
+from tracktale.experiment.server import serve_in_thread
+
+from tests.conftest import REPO_ROOT, require
+from tracktale.errors import TracktaleError
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = REPO_ROOT / "test-artifacts" / "browser"
+READING_MS, RESPONSE_MS = 3000, 4000
+COMPLETION = "https://app.prolific.com/submissions/complete?cc=DONE123"
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+
+
+def _frontend_installed() -> bool:
+    try:
+        find_node_modules()
+    except TracktaleError:
+        return False
+    return True
+
+
+@pytest.fixture
+def browser():
+    require(importlib.util.find_spec("playwright") is not None, "playwright is not installed")
+    require(os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} is missing (apt-get install chromium)")
+    require(_frontend_installed(), "the front end is not installed (npm ci in experiment/frontend)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS
+        )
+        yield browser
+        browser.close()
+
+
+class Participant:
+    """Plays the participant: recognises each screen and answers from the stimulus set."""
+
+    def __init__(self, page, stimuli):
+        self.page = page
+        self.by_story = {item.context: item for item in stimuli if item.role != "filler"}
+        self.fillers = {item.context: item for item in stimuli if item.role == "filler"}
+        self.story = None
+        self.seen: Counter[str] = Counter()
+        self.answered = 0
+
+    def shoot(self, name: str) -> None:
+        if not self.seen[name]:
+            self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+        self.seen[name] += 1
+
+    def screen(self) -> str:
+        selectors = {
+            "consent": ".tt-consent",
+            "reading": ".tt-reading",
+            "explicit": ".tt-text-response",
+            "choice": ".tt-choice",
+            "feedback": ".tt-feedback",
+            "survey": ".tt-survey",
+            "debrief": ".tt-debrief",
+            "info": ".tt-info",
+            "message": ".tt-message",
+        }
+        self.page.wait_for_selector(", ".join(selectors.values()), state="attached", timeout=15000)
+        for name, selector in selectors.items():
+            if self.page.locator(selector).count():
+                return name
+        raise AssertionError("unknown screen")
+
+    def item(self):
+        return self.by_story.get(self.story) or self.fillers[self.story]
+
+    def read(self, wait_for_timeout=False):
+        self.story = self.page.locator(".tt-story").inner_text().strip()
+        self.shoot("reading")
+        if wait_for_timeout:
+            self.page.wait_for_selector(".tt-reading", state="detached", timeout=READING_MS + 5000)
+        else:
+            self.page.wait_for_timeout(350)  # key presses in the first 300 ms are ignored
+            self.page.keyboard.press(" ")
+            self.page.wait_for_selector(".tt-reading", state="detached")
+
+    def type_answer(self, let_time_run_out=False):
+        self.shoot("explicit")
+        if let_time_run_out:
+            self.page.wait_for_selector(
+                ".tt-text-response", state="detached", timeout=RESPONSE_MS + 5000
+            )
+        else:
+            self.page.locator("#tt-answer").fill(self.item().answer)
+            self.page.keyboard.press("Enter")
+            self.page.wait_for_selector(".tt-text-response", state="detached")
+        self.answered += 1
+
+    def choose(self):
+        item = self.item()
+        left = self.page.locator(".tt-option-left p").inner_text().strip()
+        name = "comprehension" if item.role == "filler" else "implicit"
+        self.shoot(name)
+        self.page.wait_for_timeout(220)
+        self.page.keyboard.press("f" if left == item.choice.good.strip() else "j")
+        self.page.wait_for_selector(".tt-choice", state="detached")
+        self.answered += 1
+
+
+def _survey(page, who):
+    who.shoot("survey")
+    page.fill("input[name=age]", "37")
+    page.check("input[name=gender][value='prefer not to say']")
+    page.fill("input[name=native_language]", "English")
+    page.check("input[name=attentive][value=yes]")
+    page.check("input[name=no_ai_assistance][value=yes]")
+    page.click("#jspsych-survey-html-form-next")
+
+
+def test_a_whole_session_in_chromium(browser, study_config, storage, human_set, secrets):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    config = dataclasses.replace(
+        study_config,
+        timing=Timing(reading_ms=READING_MS, response_ms=RESPONSE_MS, feedback_ms=1500),
+    )
+    app = create_app(config, storage=storage, stimulus_set=human_set, secrets=secrets)
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    context.route(
+        "https://app.prolific.com/**", lambda route: route.fulfill(body="<p>Prolific</p>")
+    )
+    pid = "5f0c0ffee0000000000000aa"
+    with serve_in_thread(app) as server:
+        page.goto(f"{server.url}/?PROLIFIC_PID={pid}&STUDY_ID=STUDY1&SESSION_ID=SESSION1")
+        who = Participant(page, human_set)
+        offline = False
+        reloaded = False
+        timed_out = False
+        while "app.prolific.com" not in page.url:
+            screen = who.screen()
+            if screen == "consent":
+                who.shoot("consent")
+                page.get_by_role("button", name="I agree").click()
+            elif screen == "reading":
+                if who.answered == 12 and not offline:
+                    # The connection drops: these trials wait in localStorage.
+                    context.route("**/api/trials", lambda route: route.abort())
+                    offline = True
+                if who.answered == 15 and not reloaded:
+                    who.shoot("reading")
+                    page.reload()  # in the middle of a trial, with unsent trials queued
+                    reloaded = True
+                    continue
+                if who.answered == 17 and offline:
+                    context.unroute("**/api/trials")
+                let_it_time_out = not timed_out and who.answered >= 20
+                who.read(wait_for_timeout=let_it_time_out)
+                if let_it_time_out:
+                    who.screen()
+                    if page.locator(".tt-text-response").count():
+                        who.type_answer(let_time_run_out=True)
+                        timed_out = True
+                    else:
+                        who.choose()
+            elif screen == "explicit":
+                who.type_answer()
+            elif screen == "choice":
+                who.choose()
+            elif screen == "feedback":
+                who.shoot("feedback")
+                page.get_by_role("button", name="Continue").click()
+            elif screen == "survey":
+                _survey(page, who)
+            elif screen == "debrief":
+                who.shoot("debrief")
+                page.get_by_role("button", name="Finish").click()
+                page.wait_for_url("https://app.prolific.com/**", timeout=30000)
+            elif screen == "info":
+                text = page.locator(".tt-info").inner_text()
+                name = (
+                    "resume"
+                    if "Welcome back" in text
+                    else "block-intro"
+                    if who.answered
+                    else "welcome"
+                )
+                who.shoot(name)
+                page.locator("#jspsych-html-button-response-btngroup button").first.click()
+            else:
+                who.shoot("message")
+                page.wait_for_timeout(200)
+        who.shoot("redirect")
+        assert page.url == COMPLETION
+    context.close()
+    assert not errors, errors
+    assert timed_out and reloaded and offline
+
+    trials = list(storage.trials())
+    positions = Counter(record.trial_index for record in trials)
+    assert sorted(positions) == list(range(50)) and set(positions.values()) == {1}
+    assert len({record.client_trial_id for record in trials}) == 50
+    test_trials = [record for record in trials if record.role != "practice"]
+    assert len(test_trials) == 46
+    assert Counter(record.task for record in test_trials) == {
+        "explicit": 18,
+        "implicit": 18,
+        "comprehension": 10,
+    }
+    assert {record.item_id for record in test_trials} == {
+        item.item_id for item in human_set if item.role != "practice"
+    }
+    timeouts = [record for record in trials if record.timed_out]
+    assert len(timeouts) == 1
+    assert timeouts[0].reading_timed_out and timeouts[0].response is None
+    assert not timeouts[0].correct
+    answered = [record for record in trials if not record.timed_out]
+    assert all(record.correct for record in answered)
+    assert all(0 < record.reading_time_ms < READING_MS + 1000 for record in trials)
+    assert all(0 < record.response_time_ms < RESPONSE_MS + 1000 for record in answered)
+    assert all(record.screen_width == 1280 and record.screen_height == 800 for record in trials)
+    assert sum(record.restarts for record in trials) == 1  # the trial cut by the reload
+    (person,) = storage.participants()
+    assert person.status == "completed" and person.prolific_pid == pid
+    survey = storage.survey()[person.participant_id]
+    assert survey["gender"] == "prefer not to say" and survey["age"] == 37
+    for name in (
+        "consent",
+        "welcome",
+        "block-intro",
+        "reading",
+        "explicit",
+        "implicit",
+        "comprehension",
+        "feedback",
+        "resume",
+        "survey",
+        "debrief",
+        "redirect",
+    ):
+        assert (ARTIFACTS / f"{name}.png").is_file(), name
+
+
+SIMULATION = """
+async () => {
+  const plugins = [jsPsychTimedReading, jsPsychTimedTextResponse, jsPsychTimedChoice];
+  const results = {};
+  for (const mode of ["data-only", "visual"]) {
+    const container = document.createElement("div");
+    document.body.appendChild(container);
+    const jsPsych = initJsPsych({ display_element: container });
+    await jsPsych.simulate(
+      [
+        { type: jsPsychTimedReading, text: "Mia put the key in the box.", trial_duration: 3000,
+          simulation_options: { data: { reading_time_ms: 300 } } },
+        { type: jsPsychTimedTextResponse, probe: "The key is in the", trial_duration: 4000,
+          simulation_options: { data: { response: "box", rt: 300 } } },
+        { type: jsPsychTimedChoice, question: "Which?", options: ["one", "two"],
+          trial_duration: 4000, simulation_options: { data: { choice: "right", rt: 300 } } },
+        { type: jsPsychTimedTextResponse, probe: "The key is in the", trial_duration: 600,
+          simulation_options: { data: { rt: 5000 } } },
+      ],
+      mode
+    );
+    results[mode] = jsPsych.data.get().values();
+  }
+  results.declared = plugins.map((plugin) => Object.keys(plugin.info.data));
+  return results;
+}
+"""
+
+
+def test_our_plugins_simulate_in_data_only_and_visual_mode(browser, app):
+    with serve_in_thread(app) as server:
+        page = browser.new_page()
+        page.goto(server.url + "/healthz")
+        for script in (
+            "/vendor/jspsych.js",
+            "/static/plugins/timed-reading.js",
+            "/static/plugins/timed-text-response.js",
+            "/static/plugins/timed-choice.js",
+        ):
+            page.add_script_tag(url=server.url + script)
+        results = page.evaluate(SIMULATION)
+        page.close()
+    declared = results.pop("declared")
+    for mode, (reading, typed, chosen, late) in results.items():
+        for data, fields in zip((reading, typed, chosen), declared, strict=True):
+            assert set(fields) <= set(data), (mode, fields, data)
+        assert reading["timed_out"] is False and reading["reading_time_ms"] > 0, mode
+        assert (typed["response"], typed["timed_out"]) == ("box", False), mode
+        assert (chosen["choice"], chosen["response"], chosen["timed_out"]) == (
+            "right",
+            "two",
+            False,
+        ), mode
+        assert (late["response"], late["rt"], late["timed_out"]) == (None, None, True), mode
+
+
+def test_declining_consent_returns_to_prolific_with_the_screen_out_code(browser, app, storage):
+    context = browser.new_context()
+    context.route(
+        "https://app.prolific.com/**", lambda route: route.fulfill(body="<p>Prolific</p>")
+    )
+    page = context.new_page()
+    with serve_in_thread(app) as server:
+        page.goto(f"{server.url}/?PROLIFIC_PID=DECLINER01&SESSION_ID=S1")
+        page.get_by_role("button", name="I do not agree").click()
+        page.wait_for_url("https://app.prolific.com/**", timeout=15000)
+        assert page.url.endswith("cc=OUT456")
+        page.goto(f"{server.url}/?PROLIFIC_PID=DECLINER01&SESSION_ID=S1")
+        page.wait_for_selector(".tt-message")
+        assert "did not consent" in page.locator(".tt-message").inner_text()
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "screened-out-again.png"))
+    context.close()
+    (person,) = storage.participants()
+    assert (person.status, person.consent) == ("screened_out", False)
+    assert list(storage.trials()) == []

@@ -1,0 +1,68 @@
+"""``tracktale experiment serve`` and ``init``."""
+
+from __future__ import annotations
+
+import pytest
+from flask import Flask
+from tracktale.experiment import frontend
+
+from tracktale.cli import main
+
+
+@pytest.fixture
+def no_serving(monkeypatch):
+    calls = []
+    monkeypatch.setattr(Flask, "run", lambda self, **kwargs: calls.append(kwargs))
+    monkeypatch.setattr(frontend, "find_node_modules", lambda: "node_modules")
+    return calls
+
+
+def test_serve_without_a_study_file_uses_the_defaults_and_prints_the_links(
+    no_serving, capsys, tmp_path
+):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", "serve", "--port", "5123"])
+    out, err = capsys.readouterr()
+    assert exit_info.value.code == 0
+    assert (
+        "participant link (for Prolific): http://127.0.0.1:5123/?PROLIFIC_PID={{%PROLIFIC_PID%}}"
+        in out
+    )
+    assert "admin link:                      http://127.0.0.1:5123/admin" in out
+    assert "admin secret (made up for this run" in out
+    assert "50 items" in out
+    assert no_serving == [
+        {"host": "127.0.0.1", "port": 5123, "threaded": True, "use_reloader": False}
+    ]
+    # The default human set was generated under $TRACKTALE_DATA, and the database made there.
+    data = tmp_path / "tracktale-data"
+    assert (data / "stimuli" / "narrative-human-s1" / "manifest.json").is_file()
+    assert (data / "study" / "narrative-entity-tracking.sqlite").is_file()
+    assert "placeholders" in err and "codes are the defaults" in err
+
+
+def test_serve_refuses_without_the_front_end(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(frontend, "candidate_dirs", lambda: [tmp_path])
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", "serve"])
+    assert exit_info.value.code == 1
+    assert "install-frontend" in capsys.readouterr().err
+
+
+def test_serve_with_a_bad_stimulus_folder(no_serving, tmp_path, capsys):
+    study = tmp_path / "study.yaml"
+    study.write_text("stimuli: no-such-set\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", "serve", "--study", str(study)])
+    assert exit_info.value.code == 1
+    assert "no-such-set is not a folder" in capsys.readouterr().err
+
+
+def test_init_writes_the_default_study_file(tmp_path, capsys):
+    target = tmp_path / "my-study.yaml"
+    with pytest.raises(SystemExit):
+        main(["experiment", "init", str(target)])
+    assert "completion_code" in target.read_text()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", "init", str(target)])
+    assert exit_info.value.code == 1 and "already exists" in capsys.readouterr().err

@@ -1,0 +1,97 @@
+"""Simulated participants through the real HTTP API."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+import pytest
+from tracktale.experiment.server import serve_in_thread
+from tracktale.experiment.simulate import (
+    BASE_ACCURACY,
+    SimulatedPerson,
+    draw_person,
+    p_correct,
+    simulate_participants,
+)
+
+from tests.experiment.conftest import ADMIN_SECRET
+from tracktale.cli import main
+
+
+@pytest.fixture
+def server(app):
+    with serve_in_thread(app) as running:
+        yield running
+
+
+def test_simulated_sessions_complete_and_are_marked(server, storage, human_set):
+    report = simulate_participants(server.url, human_set, ADMIN_SECRET, n=24, seed=3, concurrency=4)
+    assert report.errors == []
+    assert (report.started, report.completed) == (24, 24)
+    assert report.trials_sent == report.trials_acknowledged == 24 * 50
+    trials = list(storage.trials())
+    assert len(trials) == 24 * 50
+    assert {t.source for t in trials} == {"simulated"}
+    assert {p.status for p in storage.participants()} == {"completed"}
+    assert {p.list_id: 0 for p in storage.participants()}.keys() == {"L1", "L2", "L3", "L4"}
+    # Accuracy falls with complexity, in both tasks (the source paper's effect).
+    tally = defaultdict(lambda: [0, 0])
+    for trial in trials:
+        if trial.role == "main":
+            complexity = human_set.get(trial.item_id).condition["complexity"]
+            tally[(trial.task, complexity)][0] += trial.correct
+            tally[(trial.task, complexity)][1] += 1
+    for task in ("explicit", "implicit"):
+        c1 = tally[(task, 1)][0] / tally[(task, 1)][1]
+        c4 = tally[(task, 4)][0] / tally[(task, 4)][1]
+        assert c1 > c4 + 0.05, (task, c1, c4)
+    # Plausible times: readings of several seconds, answers within the limit.
+    readings = sorted(t.reading_time_ms for t in trials)
+    assert 2000 < readings[len(readings) // 2] < 30000
+    answered = [t.response_time_ms for t in trials if not t.timed_out]
+    assert all(0 < ms < 15000 for ms in answered)
+
+
+def test_the_same_seed_gives_the_same_people():
+    first = [draw_person(random.Random("x"), n) for n in range(3)]
+    again = [draw_person(random.Random("x"), n) for n in range(3)]
+    assert first == again
+    assert len({person.prolific_pid for person in first}) == 3
+
+
+def test_accuracy_model(human_set):
+    average = SimulatedPerson("P", 0.0, True, 1.0, (1280, 720), 30, "female")
+    inattentive = SimulatedPerson("P", 0.0, False, 1.0, (1280, 720), 30, "female")
+    by_complexity = {}
+    for item in human_set.select(role="main"):
+        by_complexity[item.condition["complexity"]] = item
+    for task, table in BASE_ACCURACY.items():
+        values = [p_correct(average, by_complexity[c], task) for c in (1, 2, 3, 4)]
+        assert values == sorted(values, reverse=True)
+        assert values[0] == pytest.approx(table[1])
+        assert p_correct(inattentive, by_complexity[1], task) < 0.55
+
+
+def test_a_repeated_run_reports_the_refused_participants(server, human_set):
+    simulate_participants(server.url, human_set, ADMIN_SECRET, n=1, seed=9)
+    again = simulate_participants(server.url, human_set, ADMIN_SECRET, n=1, seed=9)
+    assert again.completed == 0 and "already completed" in again.errors[0]
+
+
+def test_the_simulate_command_serves_the_study_in_process(monkeypatch, tmp_path, capsys):
+    study = tmp_path / "study.yaml"
+    study.write_text(f"database: {tmp_path / 'sim.sqlite'}\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", "simulate", "--study", str(study), "--n", "2", "--concurrency", "2"])
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0, out
+    assert "2/2 simulated participants completed; 100/100 trials acknowledged" in out
+
+
+def test_the_simulate_command_needs_the_secret_for_a_remote_server(monkeypatch, capsys):
+    monkeypatch.delenv("TRACKTALE_ADMIN_SECRET", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", "simulate", "--url", "http://127.0.0.1:9"])
+    assert exit_info.value.code == 1
+    assert "TRACKTALE_ADMIN_SECRET" in capsys.readouterr().err
