@@ -22,6 +22,7 @@ from tracktale.analysis.data import HumanData
 
 from tracktale.errors import TracktaleError
 from tracktale.stimulus_set import StimulusSet
+from tracktale.trial import ParticipantRecord
 
 if TYPE_CHECKING:
     import numpy as np
@@ -197,18 +198,19 @@ def simulate_human_data(
             records.append(_trial_record(row, item, participant, position, study_id, design, rng))
     participants = pd.DataFrame(
         [
-            {
-                "participant_id": pid,
-                "study_id": study_id,
-                "source": "simulated",
-                "list_id": group["list_id"].iloc[0],
-                "status": "completed",
-                "attentive": True,
-                "no_ai_assistance": True,
-                "age": int(rng.integers(18, 70)),
-                "gender": str(rng.choice(["female", "male", "prefer not to say"])),
-                "native_language": "English",
-            }
+            ParticipantRecord(
+                participant_id=pid,
+                study_id=study_id,
+                source="simulated",
+                list_id=group["list_id"].iloc[0],
+                status="completed",
+                attentive=True,
+                no_ai_assistance=True,
+                age=int(rng.integers(18, 70)),
+                gender=str(rng.choice(["female", "male", "prefer not to say"])),
+                native_language="English",
+                stimulus_sha256=design.stimulus_sha256,
+            ).to_dict()
             for pid, group in outcomes.groupby("agent", sort=True)
         ]
     )
@@ -263,6 +265,7 @@ def _trial_record(
         "screen_height": 800,
         "blur_count": 0,
         "hidden_count": 0,
+        "restarts": 0,
     }
 
 
