@@ -114,11 +114,32 @@ def _find_table(folder: Path, stem: str) -> Path | None:
     return None
 
 
+def _read_study_database(url: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Trials and participants straight from the study's database (SQLite or PostgreSQL)."""
+    import pandas as pd
+    from tracktale.experiment.storage import Storage
+
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
+        raise TracktaleError(f"{url}: no study database at this path")
+    storage = Storage(url, create=False)
+    try:
+        trials = pd.DataFrame([record.to_dict() for record in storage.trials()])
+        people = pd.DataFrame([record.to_dict() for record in storage.participant_records()])
+    except Exception as error:  # noqa: BLE001 - any driver error means: not a study database
+        raise TracktaleError(f"{url}: cannot read the study database ({error})") from None
+    finally:
+        storage.engine.dispose()
+    if trials.empty:
+        raise TracktaleError(f"{url}: the study database holds no trials")
+    return trials, people
+
+
 def load_human_trials(source: Any) -> HumanData:
     """Load human trials and participants from wherever the study put them.
 
     Args:
-        source: A folder holding ``trials.parquet|csv`` and ``participants.parquet|csv`` (the
+        source: The study's database URL (``sqlite:///study.db``, ``postgresql+psycopg://...``);
+            a folder holding ``trials.parquet|csv`` and ``participants.parquet|csv`` (the
             study's export); a trials file (its ``participants`` file beside it is used when
             present); a ``(trials, participants)`` pair of DataFrames; a trials DataFrame; or a
             :class:`HumanData`.
@@ -142,11 +163,7 @@ def load_human_trials(source: Any) -> HumanData:
     else:
         path = Path(source)
         if "://" in str(source):
-            # The study's database is the next source to support; it belongs here.
-            raise TracktaleError(
-                f"{source}: reading the study database directly is not supported yet; "
-                "export trials and participants with the study's export command"
-            )
+            return load_human_trials(_read_study_database(str(source)))
         folder = path if path.is_dir() else path.parent
         trials_path = _find_table(path, "trials") if path.is_dir() else path
         if trials_path is None:

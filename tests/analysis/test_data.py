@@ -93,9 +93,26 @@ def test_no_data_at_all_is_an_error(human_set):
         build_trial_table(item_table([human_set]))
 
 
-def test_a_database_url_says_it_is_not_supported_yet():
-    with pytest.raises(TracktaleError, match="not supported yet"):
-        load_human_trials("postgresql://localhost/study")
+def test_human_trials_load_straight_from_the_study_database(tmp_path, monkeypatch):
+    import dataclasses
+
+    from tracktale.experiment.config import load_study
+    from tracktale.experiment.simulate import simulate_study
+
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    config = dataclasses.replace(load_study(None), database=url)
+    simulate_study(config, n=2, seed=3)
+    human = load_human_trials(url)
+    assert set(human.trials["source"]) == {"simulated"}
+    assert human.trials["participant_id"].nunique() == 2
+    assert len(human.participants) == 2
+    assert set(human.trials["role"]) >= {"main", "filler", "practice"}
+
+
+def test_a_database_without_a_study_is_a_one_line_error(tmp_path):
+    with pytest.raises(TracktaleError, match="no study database"):
+        load_human_trials(f"sqlite:///{tmp_path / 'nothing.db'}")
 
 
 def test_condition_keys_that_collide_with_trial_columns_are_prefixed():
@@ -106,3 +123,13 @@ def test_condition_keys_that_collide_with_trial_columns_are_prefixed():
         "complexity": 2,
     }
     assert isinstance(pd.DataFrame(), pd.DataFrame)
+
+
+def test_a_database_that_is_not_a_study_is_a_one_line_error(tmp_path):
+    import sqlite3
+
+    sqlite3.connect(tmp_path / "other.db").execute(
+        "create table notes (x text)"
+    ).connection.commit()
+    with pytest.raises(TracktaleError, match="cannot read the study database"):
+        load_human_trials(f"sqlite:///{tmp_path / 'other.db'}")
