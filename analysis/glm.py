@@ -174,7 +174,12 @@ def fit_clustered_logit(frame: pd.DataFrame, terms: list[str], cluster: str = "a
         for factor in factors[1:]:
             column = column * frame[factor].astype(float)
         exog[term] = column
-    groups, _ = pd.factorize(frame[cluster])
+    groups, labels = pd.factorize(frame[cluster])
+    if len(labels) < 2:
+        # The sandwich estimator divides by (clusters - 1); statsmodels fails obscurely.
+        raise TracktaleError(
+            f"clustered standard errors need at least 2 participants, the data has {len(labels)}"
+        )
     model = sm.GLM(frame["correct"].astype(float), exog, family=sm.families.Binomial())
     return model.fit(cov_type="cluster", cov_kwds={"groups": groups})
 

@@ -84,7 +84,11 @@ def human_section(context: ReportContext) -> SectionResult | None:
         (None, "glm_complexity", "Logistic GLM: complexity x task (participant-clustered SEs)"),
         (options.recency, "glm_recency", f"Logistic GLM with recency ({options.recency})"),
     ):
-        fit = fit_human_glm(analysed, recency=recency, task_coding=options.task_coding)
+        try:
+            fit = fit_human_glm(analysed, recency=recency, task_coding=options.task_coding)
+        except TracktaleError as error:
+            parts.append(f"<p>{html.escape(title)}: not fitted ({html.escape(str(error))}).</p>")
+            continue
         section.tables.append(save_table(fit.table, tables, name, title))
         parts.append(_pre(fit.to_text()))
         context.shared[name] = fit

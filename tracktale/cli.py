@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import click
 
@@ -60,27 +61,63 @@ def cli() -> None:
 
 @cli.command()
 @click.option(
-    "--seed", type=int, default=1, show_default=True, help="Seed for every random step of the run."
+    "--seed",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Seed of the stimuli and of the simulated participants.",
 )
-def run(seed: int) -> None:
-    """Run the main job on the embedded defaults: generate the default study's stimuli.
+@click.option(
+    "--participants",
+    type=click.IntRange(min=1),
+    default=48,
+    show_default=True,
+    help="Simulated participants run through the study server (the paper had 48).",
+)
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    metavar="ID_OR_PATH",
+    help="A model to score on the model protocol (repeatable); hub ids need the "
+    "network or a filled Hugging Face cache.",
+)
+@click.option(
+    "--revisions",
+    default=None,
+    metavar="LIST",
+    help="Revisions to score for every --model (comma-separated or a preset name).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The run's folder [default: $TRACKTALE_DATA/run-sSEED].",
+)
+def run(
+    seed: int,
+    participants: int,
+    models: tuple[str, ...],
+    revisions: str | None,
+    out_dir: Path | None,
+) -> None:
+    """Run the main job on the embedded defaults, from stimuli to the report.
 
-    Writes the human-protocol and model-protocol narrative sets under $TRACKTALE_DATA/stimuli
-    (replacing earlier ones) and prints a summary of each.
+    Generates the default study's stimulus sets, runs simulated participants through the real
+    study server, scores the --model models on the same items, fits the paper's statistics and
+    writes every figure and table with one HTML report.
     """
-    from tracktale.settings import data_dir
-    from tracktale.stimuli.cli import print_summary
-    from tracktale.stimuli.registry import get_paradigm
-    from tracktale.stimulus_set import write_stimulus_set
+    from tracktale.pipeline import RunOptions, print_summary, run_main_job
 
-    narrative = get_paradigm("narrative")
-    for protocol in ("human", "model"):
-        stimulus_set = narrative.generate_set(protocol, seed)
-        target = data_dir() / "stimuli" / f"narrative-{protocol}-s{seed}"
-        write_stimulus_set(stimulus_set, target, overwrite=True)
-        print_summary(
-            stimulus_set, title=f"{protocol} protocol: {target} ({len(stimulus_set)} items)"
-        )
+    options = RunOptions(
+        seed=seed,
+        participants=participants,
+        models=models,
+        revisions=revisions.split(",") if revisions else None,
+        out=out_dir,
+    )
+    print_summary(run_main_job(options, say=lambda line: click.echo(f"==> {line}")))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

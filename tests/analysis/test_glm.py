@@ -112,3 +112,9 @@ def test_bad_options_are_named(human_set, kwargs, message):
 def test_a_table_without_the_design_columns_is_refused():
     with pytest.raises(TracktaleError, match="no column 'complexity'"):
         fit_human_glm(pd.DataFrame({"correct": [1.0], "task": ["explicit"], "agent": ["a"]}))
+
+
+def test_one_participant_is_a_clear_error_not_a_statsmodels_crash(human_set):
+    trials = _simulate(human_design(human_set), 1, SimulationParams(), 2)
+    with pytest.raises(TracktaleError, match="at least 2 participants"):
+        fit_human_glm(trials)

@@ -1,0 +1,65 @@
+"""The main job (tracktale run): stimuli, simulated study, report."""
+
+import sqlite3
+
+import pytest
+
+from tracktale.errors import TracktaleError
+from tracktale.pipeline import SIMULATED_DATABASE, RunOptions, run_main_job
+
+
+@pytest.fixture(scope="module")
+def first_run(tmp_path_factory):
+    import os
+
+    folder = tmp_path_factory.mktemp("run")
+    saved = os.environ.get("TRACKTALE_DATA")
+    os.environ["TRACKTALE_DATA"] = str(folder / "data")
+    os.environ["DATABASE_URL"] = f"sqlite:///{folder / 'real-study.sqlite'}"
+    try:
+        lines = []
+        summary = run_main_job(RunOptions(participants=3, out=folder / "run"), say=lines.append)
+    finally:
+        os.environ.pop("DATABASE_URL")
+        if saved is not None:
+            os.environ["TRACKTALE_DATA"] = saved
+    return folder, summary, lines
+
+
+def test_the_main_job_goes_from_stimuli_to_a_report(first_run):
+    folder, summary, lines = first_run
+    assert (summary.stimulus_dirs["human"] / "manifest.json").is_file()
+    assert summary.completed_participants == 3
+    assert summary.report_path.is_file() and summary.report_path.stat().st_size > 10_000
+    assert (summary.report_tables / "glm_complexity.csv").is_file()
+    assert any(line.startswith("report: ") for line in lines)
+    count = (
+        sqlite3.connect(folder / "run" / SIMULATED_DATABASE)
+        .execute("select count(*) from trials")
+        .fetchone()[0]
+    )
+    assert count == 3 * 50  # 46 trials and 4 practice trials each
+
+
+def test_the_simulation_never_writes_into_the_database_url_of_a_real_study(first_run):
+    folder, _, _ = first_run
+    assert not (folder / "real-study.sqlite").exists()
+
+
+def test_a_run_refuses_to_replace_a_database_with_real_sessions(first_run):
+    folder, _, _ = first_run
+    database = folder / "run" / SIMULATED_DATABASE
+    connection = sqlite3.connect(database)
+    connection.execute("update trials set source = 'online'")
+    connection.commit()
+    with pytest.raises(TracktaleError, match="holds real sessions"):
+        run_main_job(RunOptions(participants=1, out=folder / "run"), say=lambda line: None)
+
+
+def test_a_run_never_deletes_a_file_it_cannot_read_as_a_simulated_study(tmp_path):
+    (tmp_path / "run").mkdir()
+    precious = tmp_path / "run" / SIMULATED_DATABASE
+    precious.write_text("not a database")
+    with pytest.raises(TracktaleError, match="not a simulated study database"):
+        run_main_job(RunOptions(participants=1, out=tmp_path / "run"), say=lambda line: None)
+    assert precious.read_text() == "not a database"
