@@ -89,7 +89,7 @@ class LabDataFile:
 
     def _add(self, row: dict[str, Any]) -> None:
         for name, value in row.items():
-            self.handler.addData(name, value)
+            self.handler.addData(name, "" if value is None else value)
         self.handler.nextEntry()
         self.rows += 1
         self.save()

@@ -186,6 +186,7 @@ class PsychoPyDisplay:
             formattingSyntax="md",
         )
         self.prompt = self._text(pos=(0, 0.3), letterHeight=0.028, color="dimgray")
+        self.question = self._text(pos=(0, 0.3))
         self.probe = self._text(pos=(0, 0.12))
         self.answer = self._text(
             pos=(0, 0.0),
@@ -423,7 +424,7 @@ class PsychoPyDisplay:
         minimum_s: float,
     ) -> Response:
         """Two options side by side, chosen with the left or right key."""
-        self.prompt.text = question
+        self.question.text = question
         for box, label, text, key in zip(
             self.options, self.option_keys, options, keys, strict=True
         ):
@@ -435,7 +436,7 @@ class PsychoPyDisplay:
 
         def draw(elapsed: float) -> None:
             self._draw_timer(elapsed, limit_s)
-            self.prompt.draw()
+            self.question.draw()
             for stimulus in (*self.options, *self.option_keys):
                 stimulus.draw()
             self.footer.draw()

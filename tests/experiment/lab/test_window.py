@@ -4,9 +4,10 @@
 participant with Debian's xdotool (real X key events: the window's keyboard and text box get
 them as they would a person's), and knows which screen is up from the run's PsychoPy log,
 where each screen's onset is logged at its flip. The participant reads the information sheet,
-consents, practises, answers, presses ESC in the middle of a story (the run stops with status
-3), resumes, is killed in the middle of a question (SIGKILL), resumes again, lets one story and
-one answer time out, fills in the survey and finishes. Then the database must hold all 50
+consents, practises, answers (once pressing ENTER on an empty box first), presses ESC in the
+middle of a story (the run stops with status 3), resumes, is killed in the middle of a question
+(SIGKILL), resumes again, lets one story and one answer time out, fills in the survey and
+finishes. Then the database must hold all 50
 trials exactly once, marked as lab trials, with frame-locked times, the interrupted trials
 counted as restarted, and PsychoPy's CSV must hold every trial of each run. Screenshots of every
 kind of screen go to test-artifacts/lab/. The limits are shortened to 3 s / 4 s.
@@ -37,6 +38,7 @@ PARTICIPANT = "LAB-001"
 SCREEN = re.compile(r"tracktale screen=(\S+)(?: trial=(\d+))?")
 ESCAPE_AT, KILL_AT = 13, 29  # trial positions (main trials)
 READING_TIMEOUT_AT, RESPONSE_TIMEOUT_AT = 33, 36
+EMPTY_ENTER_AT = 2  # ENTER on an empty box is refused, then the answer is typed
 PAGES = ("welcome", "resume", "block-intro", "end")
 
 
@@ -156,6 +158,9 @@ def _play(booth: Booth, process: subprocess.Popen, human_set, *, stop_at=None, k
             elif trial == RESPONSE_TIMEOUT_AT:
                 pass
             elif kind == "explicit":
+                if trial == EMPTY_ENTER_AT:
+                    booth.key("Return")
+                    time.sleep(0.2)
                 booth.type(human_set.get(planned.item_id).answer)
             else:
                 time.sleep(0.25)
@@ -201,6 +206,8 @@ def test_a_whole_lab_session_with_an_escape_and_a_crash(virtual_screen, lab_stud
         storage.close()
     assert (person.source, person.status, person.consent) == ("lab", "completed", True)
     assert [trial.trial_index for trial in trials] == list(range(50))
+    assert trials[EMPTY_ENTER_AT].task == "explicit"
+    assert trials[EMPTY_ENTER_AT].response_time_ms > 200
     assert len({trial.client_trial_id for trial in trials}) == 50
     for trial, planned in zip(trials, person.plan.trials, strict=True):
         assert (trial.item_id, trial.task, trial.source) == (planned.item_id, planned.task, "lab")
@@ -219,6 +226,8 @@ def test_a_whole_lab_session_with_an_escape_and_a_crash(virtual_screen, lab_stud
         else:
             assert not trial.timed_out and trial.correct, trial
             assert 0 < trial.response_time_ms < RESPONSE_MS, trial
+        if trial.task == "explicit":
+            assert trial.response == human_set.get(trial.item_id).answer
     assert survey == {
         "age": 37,
         "gender": "prefer not to say",
