@@ -274,6 +274,14 @@ def simulate(
     help="Draw at most this many frames per second, for virtual screens that do not wait "
     "for the vertical blank [default: 0, no cap].",
 )
+@click.option(
+    "--keyboard",
+    type=click.Choice(["auto", "ptb", "event"]),
+    default="auto",
+    show_default=True,
+    help="Key timing: ptb (Psychtoolbox, the key event's own timestamp), event (PsychoPy's "
+    "window events, timed at a frame), or auto (ptb when it loads).",
+)
 def lab(
     study_file: Path | None,
     participant: str,
@@ -282,6 +290,7 @@ def lab(
     out_dir: Path | None,
     screenshots: Path | None,
     frame_cap: float,
+    keyboard: str,
 ) -> None:
     """Run the study in a PsychoPy window for an in-lab session (pip install 'tracktale[lab]').
 
@@ -304,6 +313,7 @@ def lab(
         out_dir=out_dir,
         screenshots=screenshots,
         frame_cap=frame_cap,
+        keyboard=keyboard,
     )
     result = run.result
     if run.csv_path:

@@ -6,6 +6,7 @@ import importlib.util
 import platform
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tracktale.experiment.config import StudyConfig
 from tracktale.experiment.lab.runner import RunResult
@@ -13,6 +14,9 @@ from tracktale.experiment.lab.runner import RunResult
 from tracktale.errors import TracktaleError
 from tracktale.settings import data_dir
 from tracktale.stimulus_set import StimulusSet
+
+if TYPE_CHECKING:
+    from tracktale.experiment.lab.session import LabSession
 
 INSTALL_HINT = "PsychoPy is not installed; install the lab extra: pip install 'tracktale[lab]'"
 
@@ -60,6 +64,7 @@ def run_lab(
     out_dir: Path | None = None,
     screenshots: Path | None = None,
     frame_cap: float = 0.0,
+    keyboard: str = "auto",
     stimulus_set: StimulusSet | None = None,
 ) -> LabRun:
     """Run (or resume) one participant's lab session in a PsychoPy window.
@@ -72,6 +77,8 @@ def run_lab(
         out_dir: Folder for PsychoPy's CSV and log [default: :func:`lab_folder`].
         screenshots: Folder for a PNG of the first frame of every kind of screen.
         frame_cap: Draw at most this many frames per second (virtual screens); 0: no cap.
+        keyboard: ``auto`` (Psychtoolbox when it loads, else ``psychopy.event``), ``ptb`` or
+            ``event``.
         stimulus_set: The study's set [default: the config's, generated when missing].
 
     Returns:
@@ -102,12 +109,22 @@ def run_lab(
             screen=screen,
             screenshots=screenshots,
             frame_cap=frame_cap,
+            keyboard=keyboard,
         )
     finally:
         storage.close()
 
 
-def _run_window(session, *, folder, fullscreen, screen, screenshots, frame_cap) -> LabRun:
+def _run_window(
+    session: LabSession,
+    *,
+    folder: Path,
+    fullscreen: bool,
+    screen: int,
+    screenshots: Path | None,
+    frame_cap: float,
+    keyboard: str,
+) -> LabRun:
     import psychopy
     from psychopy import logging
     from tracktale.experiment.lab.datafile import LabDataFile
@@ -118,7 +135,11 @@ def _run_window(session, *, folder, fullscreen, screen, screenshots, frame_cap) 
 
     logging.console.setLevel(logging.ERROR)  # warnings go to the run's log file
     display = PsychoPyDisplay(
-        fullscreen=fullscreen, screen=screen, screenshots=screenshots, frame_cap=frame_cap
+        fullscreen=fullscreen,
+        screen=screen,
+        screenshots=screenshots,
+        frame_cap=frame_cap,
+        keyboard=keyboard,
     )
     datafile = None
     try:

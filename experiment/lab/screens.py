@@ -23,6 +23,8 @@ from psychopy import event, logging, visual
 from tracktale.experiment.lab.runner import Interrupted
 from tracktale.experiment.lab.session import Reading, Response
 
+from tracktale.errors import TracktaleError
+
 BACKGROUND = "white"
 TEXT_COLOR = "black"
 FONT = "Noto Sans"  # shipped with PsychoPy: no font download, the same glyphs everywhere
@@ -32,6 +34,9 @@ DOCUMENT_LETTER_HEIGHT = 0.026
 DOCUMENT_LINES = 24
 CHARS_PER_LINE = 88
 EMPTY_ANSWER = "Type a word first."
+KEYBOARDS = ("auto", "ptb", "event")
+"""Keyboard backends: Psychtoolbox when it loads (``auto``), Psychtoolbox or fail, or
+``psychopy.event``."""
 
 
 class KeySource:
@@ -42,17 +47,29 @@ class KeySource:
     handled, at a frame).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, backend: str = "auto") -> None:
+        if backend not in KEYBOARDS:
+            raise TracktaleError(
+                f"unknown keyboard {backend!r} (choose from {', '.join(KEYBOARDS)})"
+            )
         self.keyboard = None
         self.backend = "event"
         self._reported: list[Any] = []
+        if backend == "event":
+            return
         try:
             from psychopy.hardware import keyboard
 
             candidate = keyboard.Keyboard(backend="ptb")
-            if candidate.getBackend() == "ptb":
-                self.keyboard, self.backend = candidate, "ptb"
-        except Exception as error:  # noqa: BLE001 - any failure means: use psychopy.event
+            if candidate.getBackend() != "ptb":
+                raise RuntimeError(f"PsychoPy chose the {candidate.getBackend()} backend")
+            self.keyboard, self.backend = candidate, "ptb"
+        except Exception as error:  # noqa: BLE001 - any failure means no Psychtoolbox keyboard
+            if backend == "ptb":
+                raise TracktaleError(
+                    f"the Psychtoolbox keyboard is not available ({error}); on Debian/Ubuntu "
+                    "install libjack-jackd2-0, or use --keyboard event"
+                ) from None
             logging.warning(f"tracktale: Psychtoolbox keyboard unavailable ({error})")
 
     def clear(self) -> None:
@@ -92,6 +109,7 @@ class PsychoPyDisplay:
         screenshots: Folder for a PNG of the first frame of each kind of screen.
         frame_cap: Draw at most this many frames per second (for virtual screens that do not
             wait for the vertical blank); 0: as the display allows.
+        keyboard: One of :data:`KEYBOARDS`.
     """
 
     def __init__(
@@ -102,7 +120,9 @@ class PsychoPyDisplay:
         window_size: tuple[int, int] = (1024, 768),
         screenshots: Path | None = None,
         frame_cap: float = 0.0,
+        keyboard: str = "auto",
     ) -> None:
+        self.keys = KeySource(keyboard)  # before the window: a refused backend opens nothing
         self.win = visual.Window(
             size=window_size,
             fullscr=fullscreen,
@@ -120,7 +140,6 @@ class PsychoPyDisplay:
         self.min_interval = 1.0 / frame_cap if frame_cap > 0 else 0.0
         if self.min_interval:
             self.frame_period = max(self.frame_period, self.min_interval)
-        self.keys = KeySource()
         self.screenshots = screenshots
         self._captured: set[str] = set()
         self._last_flip = 0.0

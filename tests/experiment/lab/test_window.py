@@ -15,6 +15,7 @@ kind of screen go to test-artifacts/lab/. The limits are shortened to 3 s / 4 s.
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import shutil
@@ -67,8 +68,12 @@ def virtual_screen():
 class Booth:
     """Runs the lab command and plays the participant through xdotool."""
 
-    def __init__(self, display: str, study: Path, out: Path):
+    def __init__(
+        self, display: str, study: Path, out: Path, participant=PARTICIPANT, keyboard="ptb"
+    ):
         self.env = {**os.environ, "DISPLAY": display}
+        self.participant = participant
+        self.keyboard = keyboard
         self.study = study
         self.out = out
         self.config = load_study(study)
@@ -78,8 +83,9 @@ class Booth:
     def start(self) -> subprocess.Popen:
         self.logs_before = set(self.out.glob("*.log"))
         command = [sys.executable, "-m", "tracktale", "experiment", "lab"]
-        command += ["--study", str(self.study), "--participant", PARTICIPANT, "--windowed"]
+        command += ["--study", str(self.study), "--participant", self.participant, "--windowed"]
         command += ["--out", str(self.out), "--screenshots", str(ARTIFACTS), "--frame-cap", "60"]
+        command += ["--keyboard", self.keyboard]
         return subprocess.Popen(
             command, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
@@ -120,7 +126,7 @@ class Booth:
     def planned(self, position: int):
         storage = Storage(self.config.database_url(), create=False)
         try:
-            person = storage.get_participant(self.config.study_id, PARTICIPANT)
+            person = storage.get_participant(self.config.study_id, self.participant)
         finally:
             storage.close()
         return person.plan.trials[position]
@@ -179,8 +185,17 @@ def _play(booth: Booth, process: subprocess.Popen, human_set, *, stop_at=None, k
     return process.wait(timeout=30), output
 
 
+def _psychtoolbox_loads() -> bool:
+    try:
+        import psychtoolbox  # noqa: F401
+    except (ImportError, OSError):
+        return False
+    return True
+
+
 @pytest.mark.slow
 def test_a_whole_lab_session_with_an_escape_and_a_crash(virtual_screen, lab_study, human_set):
+    require(_psychtoolbox_loads(), "Psychtoolbox cannot load (apt-get install libjack-jackd2-0)")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     study = lab_study(READING_MS, RESPONSE_MS)
     out = study.parent / "psychopy"
@@ -235,7 +250,7 @@ def test_a_whole_lab_session_with_an_escape_and_a_crash(virtual_screen, lab_stud
         "attentive": True,
         "no_ai_assistance": True,
     }
-    _check_psychopy_files(out)
+    _check_psychopy_files(out, "ptb")
     shots = {path.stem for path in ARTIFACTS.glob("*.png")}
     for kind in ("consent", "information", "welcome", "block-intro", "reading", "explicit"):
         assert kind in shots, kind
@@ -243,19 +258,41 @@ def test_a_whole_lab_session_with_an_escape_and_a_crash(virtual_screen, lab_stud
         assert kind in shots, kind
 
 
-def _check_psychopy_files(out: Path) -> None:
-    import csv
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8-sig") as stream:
+        return list(csv.DictReader(stream))
 
+
+def _check_psychopy_files(out: Path, keyboard: str) -> None:
     files = sorted(out.glob("*.csv"))
     assert len(files) == 3, files  # one per run
     positions = []
     for path in files:
-        with path.open(encoding="utf-8-sig") as stream:
-            rows = list(csv.DictReader(stream))
-        assert {row["participant"] for row in rows} == {PARTICIPANT}
+        rows = _rows(path)
+        assert {(row["participant"], row["keyboard"]) for row in rows} == {(PARTICIPANT, keyboard)}
         positions += [int(row["trial_index"]) for row in rows if row["trial_index"]]
         for row in rows:
             if row["trial_index"]:
                 assert float(row["probe_onset_s"]) > float(row["story_onset_s"])
     assert sorted(positions) == list(range(50))  # the killed run kept its finished trials
     assert "survey" in files[-1].read_text(encoding="utf-8-sig")
+
+
+def test_the_event_keyboard_answers_too_and_escape_stops(virtual_screen, lab_study, human_set):
+    study = lab_study(READING_MS, RESPONSE_MS)
+    out = study.parent / "psychopy-event"
+    booth = Booth(virtual_screen, study, out, participant="LAB-002", keyboard="event")
+    status, output = _play(booth, booth.start(), human_set, stop_at=3)
+    assert status == 3, output
+    storage = Storage(booth.config.database_url(), create=False)
+    try:
+        trials = list(storage.trials())
+    finally:
+        storage.close()
+    assert [trial.trial_index for trial in trials] == [0, 1, 2]
+    for trial in trials:
+        assert trial.task == "explicit" and trial.correct and trial.source == "lab"
+        assert trial.response == human_set.get(trial.item_id).answer
+        assert 300 <= trial.reading_time_ms < READING_MS and trial.response_time_ms > 0
+    (path,) = out.glob("*.csv")
+    assert {row["keyboard"] for row in _rows(path)} == {"event"}
