@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tracktale.experiment.config import StudyConfig
-from tracktale.experiment.lab.runner import RunResult
 
 from tracktale.errors import TracktaleError
 from tracktale.settings import data_dir
 from tracktale.stimulus_set import StimulusSet
 
 if TYPE_CHECKING:
+    from tracktale.experiment.lab.runner import RunResult
     from tracktale.experiment.lab.session import LabSession
 
 INSTALL_HINT = "PsychoPy is not installed; install the lab extra: pip install 'tracktale[lab]'"

@@ -20,11 +20,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tracktale.experiment.api import SURVEY_FIELDS, TRIAL_FIELDS
 from tracktale.experiment.design import PlannedTrial
 from tracktale.experiment.scoring import ScoredResponse, present_trial, score_trial
 from tracktale.experiment.service import SURVEY_QUESTIONS, StudyService
 from tracktale.experiment.storage import Participant
-from tracktale.experiment.validation import IDENTIFIER, ApiError
+from tracktale.experiment.validation import IDENTIFIER, ApiError, validate
 
 from tracktale.errors import TracktaleError
 
@@ -213,9 +214,6 @@ class LabSession:
         Raises:
             TracktaleError: If the study refuses the trial (which would be a bug).
         """
-        from tracktale.experiment.api import TRIAL_FIELDS
-        from tracktale.experiment.validation import validate
-
         reading_ms = reading.time_ms
         if reading_ms is None:
             reading_ms = (response.onset - reading.onset) * 1000
@@ -247,9 +245,6 @@ class LabSession:
 
     def record_survey(self, answers: Mapping[str, Any]) -> None:
         """Store the end-of-study answers (validated as the API validates them)."""
-        from tracktale.experiment.api import SURVEY_FIELDS
-        from tracktale.experiment.validation import validate
-
         self._call(
             lambda: self.service.record_survey(
                 self.participant, validate(dict(answers), SURVEY_FIELDS)

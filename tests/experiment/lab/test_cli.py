@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -113,3 +115,13 @@ def test_full_screen_by_default_and_data_beside_the_database(monkeypatch, no_win
     (options,) = calls
     assert options["fullscreen"] is True
     assert options["folder"] == study.parent / "study-lab"
+
+
+def test_the_command_imports_neither_psychopy_nor_flask_before_it_needs_them():
+    # A plain install (no study or lab extra) must reach the install hint, not a traceback.
+    code = (
+        "import sys, tracktale.experiment.cli, tracktale.experiment.lab.launch; "
+        "print(sorted(m for m in ('flask', 'psychopy', 'sqlalchemy') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
