@@ -10,7 +10,8 @@ middle of a story (the run stops with status 3), resumes, is killed in the middl
 finishes. Then the database must hold all 50
 trials exactly once, marked as lab trials, with frame-locked times, the interrupted trials
 counted as restarted, and PsychoPy's CSV must hold every trial of each run. Screenshots of every
-kind of screen go to test-artifacts/lab/. The limits are shortened to 3 s / 4 s.
+kind of screen go to test-artifacts/lab/. The limits are shortened to 3 s / 4 s. A second,
+shorter run is full screen with the ``psychopy.event`` keyboard instead of Psychtoolbox's.
 """
 
 from __future__ import annotations
@@ -69,11 +70,12 @@ class Booth:
     """Runs the lab command and plays the participant through xdotool."""
 
     def __init__(
-        self, display: str, study: Path, out: Path, participant=PARTICIPANT, keyboard="ptb"
+        self, display, study, out, participant=PARTICIPANT, keyboard="ptb", fullscreen=False
     ):
         self.env = {**os.environ, "DISPLAY": display}
         self.participant = participant
         self.keyboard = keyboard
+        self.fullscreen = fullscreen
         self.study = study
         self.out = out
         self.config = load_study(study)
@@ -83,9 +85,10 @@ class Booth:
     def start(self) -> subprocess.Popen:
         self.logs_before = set(self.out.glob("*.log"))
         command = [sys.executable, "-m", "tracktale", "experiment", "lab"]
-        command += ["--study", str(self.study), "--participant", self.participant, "--windowed"]
-        command += ["--out", str(self.out), "--screenshots", str(ARTIFACTS), "--frame-cap", "60"]
-        command += ["--keyboard", self.keyboard]
+        shots = ARTIFACTS / "fullscreen" if self.fullscreen else ARTIFACTS
+        command += ["--study", str(self.study), "--participant", self.participant]
+        command += ["--out", str(self.out), "--screenshots", str(shots), "--frame-cap", "60"]
+        command += ["--keyboard", self.keyboard, *([] if self.fullscreen else ["--windowed"])]
         return subprocess.Popen(
             command, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
@@ -278,10 +281,10 @@ def _check_psychopy_files(out: Path, keyboard: str) -> None:
     assert "survey" in files[-1].read_text(encoding="utf-8-sig")
 
 
-def test_the_event_keyboard_answers_too_and_escape_stops(virtual_screen, lab_study, human_set):
+def test_full_screen_with_the_event_keyboard(virtual_screen, lab_study, human_set):
     study = lab_study(READING_MS, RESPONSE_MS)
     out = study.parent / "psychopy-event"
-    booth = Booth(virtual_screen, study, out, participant="LAB-002", keyboard="event")
+    booth = Booth(virtual_screen, study, out, "LAB-002", keyboard="event", fullscreen=True)
     status, output = _play(booth, booth.start(), human_set, stop_at=3)
     assert status == 3, output
     storage = Storage(booth.config.database_url(), create=False)
@@ -294,5 +297,6 @@ def test_the_event_keyboard_answers_too_and_escape_stops(virtual_screen, lab_stu
         assert trial.task == "explicit" and trial.correct and trial.source == "lab"
         assert trial.response == human_set.get(trial.item_id).answer
         assert 300 <= trial.reading_time_ms < READING_MS and trial.response_time_ms > 0
+        assert (trial.screen_width, trial.screen_height) == (1280, 1024)  # the whole screen
     (path,) = out.glob("*.csv")
     assert {row["keyboard"] for row in _rows(path)} == {"event"}
