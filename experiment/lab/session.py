@@ -95,8 +95,8 @@ class LabSession:
         user_agent: What runs the session (PsychoPy version, platform), stored with it.
 
     Raises:
-        TracktaleError: If the id is malformed, belongs to an online participant, or has
-            completed, declined or returned the study.
+        TracktaleError: If the id is malformed, belongs to an online participant, has
+            completed, declined or returned the study, or started on other stimuli.
     """
 
     def __init__(
@@ -113,6 +113,11 @@ class LabSession:
             raise TracktaleError(error.message) from None
         self.participant: Participant = started.participant
         self.resumed = started.resumed
+        if self.participant.stimulus_sha256 != service.stimuli.sha256:
+            raise TracktaleError(
+                f"participant {self.key!r} started on another stimulus set (sha256 "
+                f"{self.participant.stimulus_sha256[:12]}...); run the study on that set"
+            )
         self._progress_key = f"lab_progress:{self.participant.participant_id}"
         self.progress = self._load_progress()
         self.restarted = self._note_interrupted()

@@ -7,6 +7,7 @@ from tracktale.experiment.design import build_session, session_seed_for
 from tracktale.experiment.lab.runner import RunResult
 from tracktale.experiment.lab.session import LabSession, Reading, Response
 from tracktale.experiment.service import StudyService
+from tracktale.stimuli.registry import get_paradigm
 
 from tests.experiment.lab.scripted import ScriptedDisplay
 from tracktale.errors import TracktaleError
@@ -142,3 +143,12 @@ def test_a_trial_the_study_refuses_is_an_error(service):
     bad = type(planned)(**{**planned.__dict__, "item_id": wrong_item.item_id})
     with pytest.raises(TracktaleError, match="refused a lab write: trial 0 shows another item"):
         session.save_trial(bad, Reading(1.0, 5.0, False), Response(2.0, "box", 5.0), screen=(1, 1))
+
+
+def test_a_session_started_on_other_stimuli_is_refused_before_it_resumes(
+    service, storage, study_config
+):
+    LabSession(service, "LAB-008")
+    other = get_paradigm("narrative").generate_set("human", 2)
+    with pytest.raises(TracktaleError, match="'LAB-008' started on another stimulus set"):
+        LabSession(StudyService(study_config, storage, other), "LAB-008")
