@@ -24,9 +24,20 @@ from pathlib import Path
 from tracktale.atomic import atomic_write_text, make_folder
 from tracktale.errors import TracktaleError
 
-DOCUMENTS = ("consent", "information", "debrief", "data_management", "checklist")
+DOCUMENTS = (
+    "consent",
+    "information",
+    "debrief",
+    "data_management",
+    "checklist",
+    "lab_consent",
+    "lab_information",
+    "lab_debrief",
+)
 """The documents, by name: consent form, participant information sheet, debrief,
-data-management plan and ethics-board checklist."""
+data-management plan and ethics-board checklist of the online study, then the consent form,
+information sheet and debrief of in-lab sessions (``tracktale experiment lab``), which name keys
+instead of buttons and the experimenter instead of Prolific."""
 _FOLDER = Path(__file__).parent
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 TIMING_DEFAULTS = {"reading_seconds": 40, "response_seconds": 15}

@@ -19,4 +19,5 @@ The pieces, each usable on its own (the lab mode reuses the first five):
   ``simulate_study``); :mod:`.client` is their HTTP client, :mod:`.server` runs the app in a
   thread or under gunicorn.
 - :mod:`.frontend`: where jsPsych (from npm) is found and how it is installed.
+- :mod:`.lab`: lab mode, the same study in a PsychoPy window (``tracktale experiment lab``).
 """

@@ -21,17 +21,17 @@ STUDY_OPTION = click.option(
 
 @click.group()
 def experiment() -> None:
-    """Run the human study: serve it, simulate participants, export the data."""
+    """Run the human study: serve it, run it in the lab, simulate participants, export."""
 
 
-def _warnings(config) -> list[str]:
+def _warnings(config, online: bool = True) -> list[str]:
     notes = []
     unfilled = config.ethics.unfilled()
     if unfilled:
         notes.append(
             f"the consent and debrief texts still have placeholders: {', '.join(unfilled)}"
         )
-    if config.prolific.completion_code.startswith("TRACKTALE-"):
+    if online and config.prolific.completion_code.startswith("TRACKTALE-"):
         notes.append("the Prolific completion and screen-out codes are the defaults")
     if not config.paper_timing:
         notes.append(
@@ -240,6 +240,98 @@ def simulate(
         click.echo(f"error: {error}", err=True)
     if report.errors:
         raise TracktaleError(f"{len(report.errors)} simulated participant(s) failed")
+
+
+@experiment.command()
+@STUDY_OPTION
+@click.option(
+    "--participant",
+    required=True,
+    help="The participant's id, given by the experimenter (letters, digits, _ and -); "
+    "the same id resumes an interrupted session.",
+)
+@click.option("--windowed", is_flag=True, help="Run in a window instead of full screen.")
+@click.option(
+    "--screen", type=click.IntRange(0, 16), default=0, show_default=True, help="Screen to use."
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder for PsychoPy's data files (CSV and log) [default: beside the study database].",
+)
+@click.option(
+    "--screenshots",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Save the first frame of every kind of screen as PNG into this folder.",
+)
+@click.option(
+    "--frame-cap",
+    type=click.FloatRange(0, 1000),
+    default=0.0,
+    help="Draw at most this many frames per second, for virtual screens that do not wait "
+    "for the vertical blank [default: 0, no cap].",
+)
+@click.option(
+    "--keyboard",
+    type=click.Choice(["auto", "ptb", "event"]),
+    default="auto",
+    show_default=True,
+    help="Key timing: ptb (Psychtoolbox, the key event's own timestamp), event (PsychoPy's "
+    "window events, timed at a frame), or auto (ptb when it loads).",
+)
+def lab(
+    study_file: Path | None,
+    participant: str,
+    windowed: bool,
+    screen: int,
+    out_dir: Path | None,
+    screenshots: Path | None,
+    frame_cap: float,
+    keyboard: str,
+) -> None:
+    """Run the study in a PsychoPy window for an in-lab session (pip install 'tracktale[lab]').
+
+    The same participant path, design, scoring and database as the browser study; trials are
+    stored as they end, marked as lab sessions. ESC stops the session (exit status 3); run the
+    same command again to resume where it stopped.
+    """
+    from tracktale.experiment.config import load_study
+    from tracktale.experiment.lab.launch import require_psychopy, run_lab
+
+    require_psychopy()  # before anything else: one line on how to install it
+    config = load_study(study_file)
+    for note in _warnings(config, online=False):
+        click.echo(f"warning: {note}", err=True)
+    run = run_lab(
+        config,
+        participant,
+        fullscreen=not windowed,
+        screen=screen,
+        out_dir=out_dir,
+        screenshots=screenshots,
+        frame_cap=frame_cap,
+        keyboard=keyboard,
+    )
+    result = run.result
+    if run.csv_path:
+        click.echo(f"PsychoPy data: {run.csv_path}")
+    click.echo(f"PsychoPy log:  {run.log_path}")
+    stored = f"{result.stored}/{result.total} trials stored"
+    if result.outcome == "completed":
+        click.echo(f"participant {participant} ({run.participant_id}): completed, {stored}")
+    elif result.outcome == "declined":
+        click.echo(f"participant {participant}: did not consent; screened out, nothing recorded")
+    else:
+        where = f" at trial {result.stopped_at + 1}" if result.stopped_at is not None else ""
+        click.echo(
+            f"participant {participant}: stopped with ESC{where}; {stored}; "
+            "run the same command to resume",
+            err=True,
+        )
+        raise click.exceptions.Exit(3)
 
 
 @experiment.command("install-frontend")

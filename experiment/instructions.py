@@ -16,12 +16,14 @@ GENDERS = ("female", "male", "non-binary", "other", "prefer not to say")
 """Answer options of the gender question."""
 
 
-def instructions(reading_ms: int, response_ms: int) -> dict[str, Any]:
+def instructions(reading_ms: int, response_ms: int, *, source: str = "online") -> dict[str, Any]:
     """Every instruction text, keyed by screen.
 
     Args:
         reading_ms: The reading time limit.
         response_ms: The response time limit.
+        source: ``online`` (the browser: keys or buttons) or ``lab`` (the PsychoPy window:
+            keys only, no window to keep open).
 
     Returns:
         ``welcome``, ``explicit``, ``implicit``, ``main_start``, ``resume``, ``survey``,
@@ -31,18 +33,22 @@ def instructions(reading_ms: int, response_ms: int) -> dict[str, Any]:
     reading = _seconds(reading_ms)
     response = _seconds(response_ms)
     left, right = (key.upper() for key in CHOICE_KEYS)
+    online = source != "lab"
+    click_continue = " or click Continue" if online else ""
+    click_button = ", or click the button under it" if online else ""
+    keep_open = ["Please keep this window open and in the foreground until the end."]
     return {
         "welcome": [
             "In this study you will read short stories, one at a time, and answer a question "
             "after each.",
             f"Each story stays on the screen for at most {reading}. When you have read it, "
-            "press the SPACE bar or click Continue. The story then disappears and a question "
+            f"press the SPACE bar{click_continue}. The story then disappears and a question "
             f"appears, which you must answer within {response} (reading the question "
             "included). The questions come in two kinds; each part starts with two practice "
             "stories.",
             "Please read each story carefully, as you would read any story, and answer as "
             "accurately as you can. Do not take notes and do not use AI tools or other help.",
-            "Please keep this window open and in the foreground until the end.",
+            *(keep_open if online else []),
         ],
         "explicit": [
             "In this part, a sentence about the story will appear with its last word missing, "
@@ -53,8 +59,7 @@ def instructions(reading_ms: int, response_ms: int) -> dict[str, Any]:
         "implicit": [
             "In this part, two sentences will appear side by side. Choose the one that "
             "continues the story correctly.",
-            f"Press {left} for the left sentence or {right} for the right sentence, or click "
-            "the button under it.",
+            f"Press {left} for the left sentence or {right} for the right sentence{click_button}.",
             "Some questions instead ask about another detail of the story, with two possible "
             f"answers: choose with {left} and {right} in the same way.",
             f"You have {response} for each answer.",

@@ -113,26 +113,15 @@ class StudyService:
             ApiError: 409 if the participant may not continue, 403 if the session cannot be
                 proven to be theirs.
         """
-        study_id = self.config.study_id
-        existing = self.storage.get_participant(study_id, prolific_pid)
+        existing = self.storage.get_participant(self.config.study_id, prolific_pid)
         if existing is None:
-            try:
-                participant, new_token = self.storage.create_participant(
-                    study_id=study_id,
-                    prolific_pid=prolific_pid,
-                    prolific_study_id=prolific_study_id,
-                    prolific_session_id=prolific_session_id,
-                    source=source,
-                    stimulus_sha256=self.stimuli.sha256,
-                    make_plan=lambda list_id: self.plan(
-                        list_id, session_seed_for(self.config.design.seed, study_id, prolific_pid)
-                    ),
-                    user_agent=user_agent,
-                )
-            except TracktaleError:
-                # Two requests for the same new participant raced; the other one won.
-                raise ApiError(409, "this session is being started in another window") from None
-            return SessionStart(participant, new_token, resumed=False)
+            return self._register(
+                prolific_pid,
+                prolific_study_id=prolific_study_id,
+                prolific_session_id=prolific_session_id,
+                source=source,
+                user_agent=user_agent,
+            )
         self._refuse_finished(existing)
         if token and hmac.compare_digest(hash_token(token), existing.token_hash):
             return SessionStart(existing, token, resumed=True)
@@ -143,6 +132,57 @@ class StudyService:
             "this study was started in another browser; please continue there "
             "(or contact the researcher)",
         )
+
+    def start_lab_session(
+        self, participant_key: str, *, user_agent: str | None = None
+    ) -> SessionStart:
+        """Start or resume a session in the lab, where the experimenter names the participant.
+
+        The experimenter's participant id takes the place of the Prolific id (and is hashed in
+        exports like one); the session is marked ``source="lab"``. No token is needed to resume:
+        whoever runs the lab machine may continue a lab participant's session.
+
+        Raises:
+            ApiError: 409 if the id belongs to an online participant or may not continue.
+        """
+        existing = self.storage.get_participant(self.config.study_id, participant_key)
+        if existing is None:
+            return self._register(participant_key, source="lab", user_agent=user_agent)
+        if existing.source != "lab":
+            raise ApiError(
+                409,
+                f"participant {participant_key!r} took part {existing.source}, not in the lab",
+                participant_status=existing.status,
+            )
+        self._refuse_finished(existing)
+        return SessionStart(existing, None, resumed=True)
+
+    def _register(
+        self,
+        participant_key: str,
+        *,
+        prolific_study_id: str | None = None,
+        prolific_session_id: str | None = None,
+        source: str,
+        user_agent: str | None,
+    ) -> SessionStart:
+        study_id = self.config.study_id
+        seed = session_seed_for(self.config.design.seed, study_id, participant_key)
+        try:
+            participant, token = self.storage.create_participant(
+                study_id=study_id,
+                prolific_pid=participant_key,
+                prolific_study_id=prolific_study_id,
+                prolific_session_id=prolific_session_id,
+                source=source,
+                stimulus_sha256=self.stimuli.sha256,
+                make_plan=lambda list_id: self.plan(list_id, seed),
+                user_agent=user_agent,
+            )
+        except TracktaleError:
+            # Two requests for the same new participant raced; the other one won.
+            raise ApiError(409, "this session is being started in another window") from None
+        return SessionStart(participant, token, resumed=False)
 
     def _refuse_finished(self, participant: Participant) -> None:
         messages = {

@@ -518,6 +518,18 @@ class Storage:
         with self.engine.connect() as connection:
             return connection.execute(sa.select(meta.c.value).where(meta.c.key == key)).scalar_one()
 
+    def get_meta(self, key: str) -> str | None:
+        """A value kept in the database, or ``None``."""
+        with self.engine.connect() as connection:
+            return connection.execute(sa.select(meta.c.value).where(meta.c.key == key)).scalar()
+
+    def put_meta(self, key: str, value: str) -> None:
+        """Keep ``value`` under ``key``, replacing what was there (committed durably)."""
+        with self.engine.begin() as connection:
+            updated = connection.execute(meta.update().where(meta.c.key == key).values(value=value))
+            if updated.rowcount == 0:
+                connection.execute(meta.insert().values(key=key, value=value))
+
 
 def _participant(row: Any) -> Participant:
     data = dict(row._mapping) if hasattr(row, "_mapping") else dict(row)

@@ -23,6 +23,13 @@ PY
 "$work/venv/bin/tracktale" stimuli validate "$work/set"
 # The study's own front end, npm manifest and ethics texts are package data, not modules.
 "$work/venv/bin/tracktale" ethics show consent >/dev/null
+"$work/venv/bin/tracktale" ethics show lab_consent >/dev/null
+# Without the lab extra, lab mode says in one line how to install PsychoPy.
+if "$work/venv/bin/tracktale" experiment lab --participant SMOKE 2>"$work/lab.err"; then
+  echo "tracktale experiment lab ran without PsychoPy" >&2
+  exit 1
+fi
+grep -q "pip install 'tracktale\[lab\]'" "$work/lab.err" || { cat "$work/lab.err"; exit 1; }
 "$work/venv/bin/python" - <<'PY'
 import sys
 from importlib.resources import files

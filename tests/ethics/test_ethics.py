@@ -60,6 +60,18 @@ def test_documents_describe_this_study():
     assert "below 50%" in checklist and "- [ ]" in checklist
 
 
+def test_lab_documents_name_keys_and_the_experimenter_not_prolific():
+    consent = load_document("lab_consent", DETAILS).markdown
+    for fact in ("46 short stories", "40 seconds", "15 seconds", "GBP 3.75", "**Y**", "**N**"):
+        assert fact in consent, fact
+    information = load_document("lab_information", DETAILS).markdown
+    assert "F key (left)" in information and "J key (right)" in information
+    debrief = load_document("lab_debrief", DETAILS).markdown
+    assert "language models" in debrief and "SPACE bar" in debrief
+    for text in (consent, information, debrief):
+        assert "Prolific" not in text and "click" not in text.lower() and "browser" not in text
+
+
 def test_timing_is_filled_from_the_study():
     consent = load_document("consent", timing={"reading_seconds": 3, "response_seconds": 4.5})
     assert "at most 3 seconds" in consent.markdown and "within 4.5 seconds" in consent.markdown

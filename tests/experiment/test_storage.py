@@ -282,3 +282,11 @@ def test_servers_starting_together_on_a_new_database(tmp_path):
     for thread in threads:
         thread.join()
     assert errors == []
+
+
+def test_meta_values_are_replaced_and_kept(db):
+    assert db.get_meta("lab_progress:P1") is None
+    db.put_meta("lab_progress:P1", '{"in_progress": 3}')
+    db.put_meta("lab_progress:P1", '{"in_progress": null}')
+    assert db.get_meta("lab_progress:P1") == '{"in_progress": null}'
+    assert db.meta_value("lab_progress:P1", lambda: "unused") == '{"in_progress": null}'
