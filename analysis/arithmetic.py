@@ -332,7 +332,8 @@ def plot_factors_by_horizon(table: pd.DataFrame, stem: Path) -> list[Path]:
             label = f"[{level.replace('-', ',')}]" if factor == "input_range" else level
             axes.plot(series["horizon"], series["faa"], marker="o", color=colour, label=label)
         _decorate(axes, FACTOR_TITLES[factor])
-        axes.legend(fontsize=7, frameon=False, loc="best")
+        if levels:  # a factor with no rows has nothing to label
+            axes.legend(fontsize=7, frameon=False, loc="best")
     return _save(figure, stem)
 
 
