@@ -18,6 +18,7 @@ from tracktale.errors import TracktaleError
 
 STAGE_GROUPS = {
     "stimuli": "tracktale.stimuli.cli:stimuli",
+    "models": "tracktale.models.cli:models",
 }
 """Command group name -> ``module:attribute`` of its click group."""
 

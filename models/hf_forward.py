@@ -1,0 +1,219 @@
+"""The tensor work of the transformers backend: prefix-shared scoring, sequences, greedy decoding.
+
+Doing less work is the whole speed-up:
+
+- **Prefix once.** The prefixes of a batch run once (left-padded, with explicit position ids so
+  padding does not shift positions); their key/value cache is then repeated for every
+  continuation, and only the short continuations run again.
+- **Logits only where scored.** The transformer body (``model.base_model``) gives hidden
+  states; the LM head (``get_output_embeddings``) is applied only at the positions whose next
+  token is scored, in chunks, so no ``batch x length x vocabulary`` tensor is ever built.
+- **Batches by length** (done by the caller) keep padding small.
+
+Models whose causal-LM head does more than the output embedding (logit soft-capping or
+scaling) are detected at load time (:func:`head_is_plain`) and scored through the full model
+instead, at the cost of computing logits at every position.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+HEAD_CHUNK = 1024
+"""Positions per LM-head call: bounds the ``positions x vocabulary`` logits tensor."""
+
+
+@dataclass
+class ForwardModel:
+    """A causal LM prepared for scoring.
+
+    Attributes:
+        model: The ``*ForCausalLM`` module (eval mode).
+        pad_id: Token id used for padding (never scored, always masked).
+        plain_head: Whether ``head(base_model(x))`` equals ``model(x).logits``.
+    """
+
+    model: Any
+    pad_id: int
+    plain_head: bool = True
+
+    def __post_init__(self) -> None:
+        self.device = self.model.get_input_embeddings().weight.device
+        body = self.model.base_model if self.plain_head else self.model
+        self.cache_arg = _cache_argument(body)
+
+    def run(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache=None):
+        """One forward pass; returns ``(hidden states or logits, cache)``."""
+        kwargs = {self.cache_arg: cache, "use_cache": True}
+        if self.plain_head:
+            out = self.model.base_model(
+                input_ids=ids, attention_mask=mask, position_ids=positions, **kwargs
+            )
+            states = out.last_hidden_state
+        else:
+            out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, **kwargs)
+            states = out.logits
+        return states, getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+
+    def logprobs_of(self, states: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Log P(target) at each of ``states`` (hidden states, or logits without a plain head)."""
+        head = self.model.get_output_embeddings()
+        result = []
+        for start in range(0, states.shape[0], HEAD_CHUNK):
+            chunk = states[start : start + HEAD_CHUNK]
+            logits = (head(chunk) if self.plain_head else chunk).float()
+            picked = logits.gather(-1, targets[start : start + HEAD_CHUNK, None]).squeeze(-1)
+            result.append(picked - torch.logsumexp(logits, dim=-1))
+        return torch.cat(result) if result else states.new_zeros(0)
+
+    def next_token(self, states: torch.Tensor) -> torch.Tensor:
+        """The greedy next token from the last position's states."""
+        head = self.model.get_output_embeddings()
+        logits = head(states) if self.plain_head else states
+        return logits.float().argmax(-1)
+
+
+def _cache_argument(module: Any) -> str:
+    # transformers 5 renamed ``past_key_values`` to ``cache`` within the 5.x series.
+    parameters = inspect.signature(module.forward).parameters
+    return "cache" if "cache" in parameters else "past_key_values"
+
+
+def head_is_plain(model: Any) -> bool:
+    """Whether the causal-LM logits are just the output embedding of the body's hidden states."""
+    device = model.get_input_embeddings().weight.device
+    ids = torch.arange(1, 6, device=device)[None] % model.config.vocab_size
+    with torch.inference_mode():
+        full = model(input_ids=ids).logits.float()
+        hidden = model.base_model(input_ids=ids).last_hidden_state
+        mine = model.get_output_embeddings()(hidden).float()
+    return torch.allclose(full, mine, atol=1e-5, rtol=1e-4)
+
+
+def left_pad(sequences: Sequence[Sequence[int]], pad_id: int, device) -> tuple:
+    """Left-padded ids, attention mask and position ids (0 at each row's first real token)."""
+    width = max(len(row) for row in sequences)
+    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for row, tokens in enumerate(sequences):
+        if tokens:
+            ids[row, width - len(tokens) :] = torch.tensor(tokens)
+            mask[row, width - len(tokens) :] = 1
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    return ids.to(device), mask.to(device), positions.to(device)
+
+
+def right_pad(sequences: Sequence[Sequence[int]], pad_id: int, device) -> tuple:
+    """Right-padded ids and attention mask."""
+    width = max(len(row) for row in sequences)
+    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for row, tokens in enumerate(sequences):
+        ids[row, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
+        mask[row, : len(tokens)] = 1
+    return ids.to(device), mask.to(device)
+
+
+@torch.inference_mode()
+def score_continuations(
+    forward: ForwardModel, prefixes: Sequence[list[int]], continuations: Sequence[list[list[int]]]
+) -> list[list[list[float]]]:
+    """Per-token log-probabilities of each prefix's continuations; each prefix runs once.
+
+    Args:
+        forward: The prepared model.
+        prefixes: Token ids of each prefix (non-empty).
+        continuations: For each prefix, its continuations' token ids (each non-empty).
+
+    Returns:
+        ``result[i][j][t]``: log P(token t of continuation j | prefix i, earlier tokens).
+    """
+    ids, mask, positions = left_pad(prefixes, forward.pad_id, forward.device)
+    states, cache = forward.run(ids, mask, positions)
+    owner = [i for i, options in enumerate(continuations) for _ in options]
+    flat = [tokens for options in continuations for tokens in options]
+    index = torch.tensor(owner, device=forward.device)
+    # The first token of every continuation is predicted by its prefix's last position.
+    first = forward.logprobs_of(
+        states[:, -1][index], torch.tensor([tokens[0] for tokens in flat], device=forward.device)
+    )
+    rest = _score_after_prefix(forward, cache, mask, positions, index, flat)
+    scores = [[first[n].item(), *rest[n]] for n in range(len(flat))]
+    result, cursor = [], 0
+    for options in continuations:
+        result.append(scores[cursor : cursor + len(options)])
+        cursor += len(options)
+    return result
+
+
+def _score_after_prefix(forward, cache, mask, positions, index, flat) -> list[list[float]]:
+    if max(len(tokens) for tokens in flat) == 1:
+        return [[] for _ in flat]
+    cache.batch_select_indices(index)
+    cont_ids, cont_mask = right_pad(flat, forward.pad_id, forward.device)
+    start = positions[:, -1][index] + 1
+    cont_positions = start[:, None] + torch.arange(cont_ids.shape[1], device=forward.device)
+    full_mask = torch.cat([mask[index], cont_mask], dim=1)
+    states, _ = forward.run(cont_ids, full_mask, cont_positions, cache)
+    # Position t of the continuation predicts its token t + 1.
+    scored = cont_mask[:, 1:].bool()
+    picked = forward.logprobs_of(states[:, :-1][scored], cont_ids[:, 1:][scored])
+    counts = (scored.sum(-1)).tolist()
+    values = picked.tolist()
+    out, cursor = [], 0
+    for count in counts:
+        out.append(values[cursor : cursor + count])
+        cursor += count
+    return out
+
+
+@torch.inference_mode()
+def score_sequences(forward: ForwardModel, sequences: Sequence[list[int]]) -> list[list[float]]:
+    """Log P(token t | tokens before t) for t >= 1 of each sequence (right padding)."""
+    ids, mask = right_pad(sequences, forward.pad_id, forward.device)
+    positions = torch.arange(ids.shape[1], device=forward.device)[None].expand_as(ids)
+    states, _ = forward.run(ids, mask, positions)
+    scored = mask[:, 1:].bool()
+    values = forward.logprobs_of(states[:, :-1][scored], ids[:, 1:][scored]).tolist()
+    out, cursor = [], 0
+    for count in scored.sum(-1).tolist():
+        out.append(values[cursor : cursor + count])
+        cursor += count
+    return out
+
+
+@torch.inference_mode()
+def greedy_decode(
+    forward: ForwardModel,
+    prompts: Sequence[list[int]],
+    max_new_tokens: int,
+    stop_ids: set[int],
+) -> list[list[int]]:
+    """Greedy continuations of left-padded prompts, sharing one cache; stops when all rows stop.
+
+    Returns:
+        Each prompt's generated ids, without the stop token that ended it.
+    """
+    ids, mask, positions = left_pad(prompts, forward.pad_id, forward.device)
+    states, cache = forward.run(ids, mask, positions)
+    generated: list[list[int]] = [[] for _ in prompts]
+    done = [False] * len(prompts)
+    next_positions = positions[:, -1:] + 1
+    for step in range(max_new_tokens):
+        tokens = forward.next_token(states[:, -1])
+        for row, token in enumerate(tokens.tolist()):
+            if not done[row]:
+                done[row] = token in stop_ids
+                if not done[row]:
+                    generated[row].append(token)
+        if all(done) or step == max_new_tokens - 1:
+            break
+        mask = torch.cat([mask, mask.new_ones((len(prompts), 1))], dim=1)
+        states, cache = forward.run(tokens[:, None], mask, next_positions, cache)
+        next_positions = next_positions + 1
+    return generated
