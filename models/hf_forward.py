@@ -86,6 +86,8 @@ def _cache_argument(module: Any) -> str:
 
 def head_is_plain(model: Any) -> bool:
     """Whether the causal-LM logits are just the output embedding of the body's hidden states."""
+    if model.get_output_embeddings() is None:
+        return False
     device = model.get_input_embeddings().weight.device
     ids = torch.arange(1, 6, device=device)[None] % model.config.vocab_size
     with torch.inference_mode():
@@ -154,7 +156,8 @@ def score_continuations(
 def _score_after_prefix(forward, cache, mask, positions, index, flat) -> list[list[float]]:
     if max(len(tokens) for tokens in flat) == 1:
         return [[] for _ in flat]
-    cache.batch_select_indices(index)
+    # A CPU index works for cache layers on any device (models split over several GPUs too).
+    cache.batch_select_indices(index.cpu())
     cont_ids, cont_mask = right_pad(flat, forward.pad_id, forward.device)
     start = positions[:, -1][index] + 1
     cont_positions = start[:, None] + torch.arange(cont_ids.shape[1], device=forward.device)
@@ -187,6 +190,35 @@ def score_sequences(forward: ForwardModel, sequences: Sequence[list[int]]) -> li
     return out
 
 
+def shared_length(sequences: Sequence[Sequence[int]]) -> int:
+    """Length of the token prefix all sequences share, leaving each at least one own token."""
+    shortest = min(len(row) for row in sequences)
+    length = 0
+    while length < shortest - 1 and all(row[length] == sequences[0][length] for row in sequences):
+        length += 1
+    return length
+
+
+def _prefill(forward: ForwardModel, prompts: Sequence[list[int]]):
+    """Run prompts whose shared start (an instruction) runs once; returns states, cache, mask."""
+    shared = shared_length(prompts) if len(prompts) > 1 else 0
+    ids, mask, positions = left_pad(
+        [row[shared:] for row in prompts], forward.pad_id, forward.device
+    )
+    cache = None
+    if shared:
+        start = torch.tensor([prompts[0][:shared]], device=forward.device)
+        _, cache = forward.run(
+            start, torch.ones_like(start), torch.arange(shared, device=forward.device)[None]
+        )
+        cache.batch_repeat_interleave(len(prompts))
+        # The shared tokens, then each prompt's own tokens left-padded: padding sits in between.
+        mask = torch.cat([mask.new_ones((len(prompts), shared)), mask], dim=1)
+        positions = positions + shared
+    states, cache = forward.run(ids, mask, positions, cache)
+    return states, cache, mask, positions[:, -1:] + 1
+
+
 @torch.inference_mode()
 def greedy_decode(
     forward: ForwardModel,
@@ -194,16 +226,16 @@ def greedy_decode(
     max_new_tokens: int,
     stop_ids: set[int],
 ) -> list[list[int]]:
-    """Greedy continuations of left-padded prompts, sharing one cache; stops when all rows stop.
+    """Greedy continuations of a batch of prompts, sharing one cache; stops when all rows stop.
+
+    The tokens every prompt starts with (the task instruction) run once for the whole batch.
 
     Returns:
         Each prompt's generated ids, without the stop token that ended it.
     """
-    ids, mask, positions = left_pad(prompts, forward.pad_id, forward.device)
-    states, cache = forward.run(ids, mask, positions)
+    states, cache, mask, next_positions = _prefill(forward, prompts)
     generated: list[list[int]] = [[] for _ in prompts]
     done = [False] * len(prompts)
-    next_positions = positions[:, -1:] + 1
     for step in range(max_new_tokens):
         tokens = forward.next_token(states[:, -1])
         for row, token in enumerate(tokens.tolist()):

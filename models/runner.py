@@ -264,17 +264,18 @@ def _check_settings(job, rows, revision, task, candidates: list[Item]) -> None:
     if task == "explicit":
         expected["prompt_format_requested"] = job.options.prompt_format
     for column, value in expected.items():
-        differing = rows[rows[column].astype("object") != value]
-        if len(differing):
-            _refuse(job, revision, task, column, differing[column].iloc[0], value)
+        for stored in rows[column].dropna().unique():
+            if stored != value:
+                _refuse(job, revision, task, column, stored, value)
     if task == "explicit":
+        import pandas as pd
         from tracktale.stimuli.registry import get_paradigm
 
         by_id = {item.item_id: item for item in candidates}
         for item_id, stored_budget in zip(rows["item_id"], rows["max_new_tokens"], strict=True):
             item = by_id[item_id]
             budget = job.options.max_new_tokens or get_paradigm(item.paradigm).max_new_tokens
-            if stored_budget != budget:
+            if not pd.isna(stored_budget) and stored_budget != budget:
                 _refuse(job, revision, task, "max_new_tokens", stored_budget, budget)
 
 

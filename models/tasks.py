@@ -18,7 +18,7 @@ sentence) are sent to the scorer once.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -236,11 +236,3 @@ def _sequence(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> li
             row["word_n_tokens"] = [word.n_tokens for word in words]
         rows.append(row)
     return rows
-
-
-def summarize(records: Sequence[ResultRecord]) -> Mapping[str, float]:
-    """Accuracy per task over some rows (for a quick look; the analysis stage does the rest)."""
-    by_task: dict[str, list[bool]] = {}
-    for record in records:
-        by_task.setdefault(record.task, []).append(bool(record.scores.get("correct")))
-    return {task: sum(values) / len(values) for task, values in by_task.items() if values}

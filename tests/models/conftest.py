@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 
 import pytest
 
@@ -109,5 +108,7 @@ def shard_keys(folder):
     return keys
 
 
-def read_json(path):
-    return json.loads(path.read_text())
+def score_argv(stimuli, model, out, *extra):
+    """``tracktale models score`` arguments, on the CPU (later options override earlier ones)."""
+    command = ["models", "score", "--stimuli", str(stimuli), "--model", str(model)]
+    return [*command, "--out", str(out), "--device", "cpu", *extra]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from tracktale.models.store import read_results
 
-from tests.models.conftest import HUB_ID, shard_keys
+from tests.models.conftest import HUB_ID, score_argv, shard_keys
 from tracktale.cli import main
 
 
@@ -18,27 +18,10 @@ def run(argv, capsys):
 
 def test_score_both_tasks_then_resume(offline_hub, stimulus_dir, tmp_path, capsys):
     out_dir = tmp_path / "results"
-    argv = [
-        "models",
-        "score",
-        "--stimuli",
-        str(stimulus_dir),
-        "--model",
-        HUB_ID,
-        "--revisions",
-        "step0,step1000",
-        "--task",
-        "both",
-        "--out",
-        str(out_dir),
-        "--limit",
-        "4",
-        "--calibrate",
-        "--batch-size",
-        "3",
-        "--device",
-        "cpu",
-    ]
+    argv = score_argv(
+        stimulus_dir, HUB_ID, out_dir, "--revisions", "step0,step1000", "--task", "both",
+        "--limit", "4", "--calibrate", "--batch-size", "3",
+    )  # fmt: skip
     code, out, err = run(argv, capsys)
     assert code == 0, err
     assert "step1000" in out and "implicit" in out and "explicit" in out
@@ -52,21 +35,8 @@ def test_score_both_tasks_then_resume(offline_hub, stimulus_dir, tmp_path, capsy
 
 
 def test_revision_and_revisions_are_exclusive(stimulus_dir, capsys):
-    code, _, err = run(
-        [
-            "models",
-            "score",
-            "--stimuli",
-            str(stimulus_dir),
-            "--model",
-            "m",
-            "--revision",
-            "a",
-            "--revisions",
-            "b",
-        ],
-        capsys,
-    )
+    argv = score_argv(stimulus_dir, "m", "out", "--revision", "a", "--revisions", "b")
+    code, _, err = run(argv, capsys)
     assert code == 2 and "not both" in err
 
 
@@ -79,25 +49,9 @@ def test_list_revisions(offline_hub, capsys):
 def test_compact(model_dirs, stimulus_dir, tmp_path, capsys):
     out_dir = tmp_path / "results"
     for task in ("implicit", "sequence"):
-        code, _, err = run(
-            [
-                "models",
-                "score",
-                "--stimuli",
-                str(stimulus_dir),
-                "--model",
-                str(model_dirs["pythia"]),
-                "--task",
-                task,
-                "--out",
-                str(out_dir),
-                "--limit",
-                "3",
-                "--device",
-                "cpu",
-            ],
-            capsys,
-        )
+        pythia = model_dirs["pythia"]
+        argv = score_argv(stimulus_dir, pythia, out_dir, "--task", task, "--limit", "3")
+        code, _, err = run(argv, capsys)
         assert code == 0, err
     assert len(list(out_dir.glob("part-*.parquet"))) == 2
     code, out, _ = run(["models", "compact", str(out_dir)], capsys)

@@ -133,3 +133,22 @@ def test_batched_greedy_decoding_equals_unbatched_generate(name, chat, model_dir
             pad_token_id=scorer.forward.pad_id,
         )[0, len(ids) :]
         assert output == scorer.tokenizer.decode(generated, skip_special_tokens=True)
+
+
+@pytest.mark.parametrize(
+    "prompts",
+    [["Ann went", "Bob put the key"], ["The key is in the", "The key is in the box. The key is"]],
+)
+def test_greedy_decoding_with_and_without_a_shared_start(prompts, model_dirs):
+    scorer = HFScorer(str(model_dirs["pythia"]), device="cpu")
+    outputs = scorer.generate([GenerationRequest(p, max_new_tokens=5) for p in prompts])
+    for prompt, output in zip(prompts, outputs, strict=True):
+        ids = torch.tensor([scorer.encoder.prompt(prompt, None, False)])
+        generated = scorer.model.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=5,
+            do_sample=False,
+            pad_token_id=scorer.forward.pad_id,
+        )[0, ids.shape[1] :]
+        assert output == scorer.tokenizer.decode(generated, skip_special_tokens=True)

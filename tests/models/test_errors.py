@@ -15,6 +15,7 @@ from tracktale.models.hub import resolve_model
 from tracktale.models.tasks import TaskOptions, score_items
 
 from tests.models.conftest import HUB_ID
+from tests.models.conftest import score_argv as shared_score_argv
 from tracktale.cli import main
 from tracktale.errors import TracktaleError
 from tracktale.scorer import ChoiceRequest
@@ -30,21 +31,7 @@ def one_line(argv, capsys):
 
 
 def score_argv(stimulus_dir, tmp_path, model, *extra):
-    return [
-        "models",
-        "score",
-        "--stimuli",
-        str(stimulus_dir),
-        "--model",
-        model,
-        "--out",
-        str(tmp_path / "results"),
-        "--limit",
-        "2",
-        "--device",
-        "cpu",
-        *extra,
-    ]
+    return shared_score_argv(stimulus_dir, model, tmp_path / "results", "--limit", "2", *extra)
 
 
 def test_unknown_model_offline(offline_hub, stimulus_dir, tmp_path, capsys):
@@ -206,26 +193,11 @@ def test_bad_settings_are_one_line(model_dirs, stimulus_dir, tmp_path, capsys):
     )
     assert "--roles: 'mains'" in err
     (tmp_path / "file").write_text("x")
-    err = one_line(
-        [
-            "models",
-            "score",
-            "--stimuli",
-            str(stimulus_dir),
-            "--model",
-            "m",
-            "--out",
-            str(tmp_path / "file"),
-        ],
-        capsys,
-    )
+    err = one_line(score_argv(stimulus_dir, tmp_path, "m", "--out", tmp_path / "file"), capsys)
     assert "is a file" in err
     if not torch.cuda.is_available():
-        err = one_line(
-            score_argv(stimulus_dir, tmp_path, str(model_dirs["pythia"]))[:-2]
-            + ["--device", "cuda"],
-            capsys,
-        )
+        pythia = str(model_dirs["pythia"])
+        err = one_line(score_argv(stimulus_dir, tmp_path, pythia, "--device", "cuda"), capsys)
         assert "no CUDA device" in err
 
 

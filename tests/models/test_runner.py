@@ -13,8 +13,9 @@ from tracktale.models import registry, runner, store
 from tracktale.models.runner import Reporter, ScoringJob, run_scoring
 from tracktale.models.tasks import TaskOptions
 
-from tests.models.conftest import HUB_ID, shard_keys
+from tests.models.conftest import HUB_ID, score_argv, shard_keys
 from tracktale.errors import TracktaleError
+from tracktale.scorer import ModelInfo, ResultRecord
 
 
 class Interrupt(Reporter):
@@ -75,25 +76,8 @@ def test_a_run_killed_with_sigkill_leaves_a_readable_store_and_resumes(
     model_dirs, stimulus_dir, tmp_path
 ):
     out = tmp_path / "results"
-    command = [
-        sys.executable,
-        "-m",
-        "tracktale",
-        "models",
-        "score",
-        "--stimuli",
-        str(stimulus_dir),
-        "--model",
-        str(model_dirs["pythia"]),
-        "--task",
-        "implicit",
-        "--out",
-        str(out),
-        "--batch-size",
-        "1",
-        "--device",
-        "cpu",
-    ]
+    argv = score_argv(stimulus_dir, model_dirs["pythia"], out, "--batch-size", "1")
+    command = [sys.executable, "-m", "tracktale", *argv]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while not list(out.glob("part-*.parquet")) and time.monotonic() < deadline:
@@ -171,3 +155,17 @@ def test_revisions_load_once_each_with_their_commit(
 
     run_scoring(ScoringJob(**{**job.__dict__, "revisions": ["step0", "step1000", None]}))
     assert loads == ["step0", "step1000", None]  # complete revisions are not loaded again
+
+
+def test_rows_without_a_setting_do_not_block_a_resume(
+    model_dirs, stimulus_dir, stimulus_set, tmp_path
+):
+    model = str(model_dirs["pythia"])
+    foreign = ModelInfo(model, None, None, "other", "float32", "cpu", "none", {})
+    item = stimulus_set.items[0]
+    store.write_shard(
+        tmp_path,
+        [ResultRecord(model, None, item.item_id, "implicit", "s", "narrative", foreign, {})],
+    )
+    summary = run_scoring(ScoringJob(stimulus_dir, model, tmp_path, limit=3, device="cpu"))
+    assert summary.already[("", "implicit")] == 1 and summary.scored[("", "implicit")] == 2
