@@ -47,9 +47,17 @@ class ForwardModel:
         body = self.model.base_model if self.plain_head else self.model
         self.cache_arg = _cache_argument(body)
 
-    def run(self, ids: torch.Tensor, mask: torch.Tensor, positions: torch.Tensor, cache=None):
-        """One forward pass; returns ``(hidden states or logits, cache)``."""
-        kwargs = {self.cache_arg: cache, "use_cache": True}
+    def run(self, ids, mask, positions, cache=None, *, keep_cache: bool = True):
+        """One forward pass; returns ``(hidden states or logits, cache)``.
+
+        Args:
+            ids: Token ids, ``batch x length``.
+            mask: Attention mask over the cached and the new positions.
+            positions: Position ids of the new tokens.
+            cache: The key/value cache of earlier positions, extended in place.
+            keep_cache: Build a cache (not needed when nothing follows).
+        """
+        kwargs = {self.cache_arg: cache, "use_cache": keep_cache}
         if self.plain_head:
             out = self.model.base_model(
                 input_ids=ids, attention_mask=mask, position_ids=positions, **kwargs
@@ -121,11 +129,24 @@ def right_pad(sequences: Sequence[Sequence[int]], pad_id: int, device) -> tuple:
     return ids.to(device), mask.to(device)
 
 
+def shared_length(sequences: Sequence[Sequence[int]]) -> int:
+    """Length of the token prefix all sequences share, leaving each at least one own token."""
+    shortest = min(len(row) for row in sequences)
+    length = 0
+    while length < shortest - 1 and all(row[length] == sequences[0][length] for row in sequences):
+        length += 1
+    return length
+
+
 @torch.inference_mode()
 def score_continuations(
     forward: ForwardModel, prefixes: Sequence[list[int]], continuations: Sequence[list[list[int]]]
 ) -> list[list[list[float]]]:
     """Per-token log-probabilities of each prefix's continuations; each prefix runs once.
+
+    The tokens all continuations of a prefix start with (``" Later, Ann picked up the key from
+    the"``) have the same context in each, so they run once, with the prefix; only the rest of
+    each continuation runs on its own, on the prefix's cache.
 
     Args:
         forward: The prepared model.
@@ -135,17 +156,25 @@ def score_continuations(
     Returns:
         ``result[i][j][t]``: log P(token t of continuation j | prefix i, earlier tokens).
     """
-    ids, mask, positions = left_pad(prefixes, forward.pad_id, forward.device)
+    common = [shared_length(options) for options in continuations]
+    extended = [
+        p + options[0][:k] for p, options, k in zip(prefixes, continuations, common, strict=True)
+    ]
+    ids, mask, positions = left_pad(extended, forward.pad_id, forward.device)
     states, cache = forward.run(ids, mask, positions)
+    shared = _score_shared(forward, states, ids, common)
     owner = [i for i, options in enumerate(continuations) for _ in options]
-    flat = [tokens for options in continuations for tokens in options]
+    tails = [tokens[common[i] :] for i, options in enumerate(continuations) for tokens in options]
     index = torch.tensor(owner, device=forward.device)
-    # The first token of every continuation is predicted by its prefix's last position.
+    # The first token after the shared ones is predicted by the extended prefix's last position.
     first = forward.logprobs_of(
-        states[:, -1][index], torch.tensor([tokens[0] for tokens in flat], device=forward.device)
+        states[:, -1][index], torch.tensor([tail[0] for tail in tails], device=forward.device)
     )
-    rest = _score_after_prefix(forward, cache, mask, positions, index, flat)
-    scores = [[first[n].item(), *rest[n]] for n in range(len(flat))]
+    rest = _score_after_prefix(forward, cache, mask, positions, index, tails)
+    scores = [
+        [*shared[i], value, *others]
+        for i, value, others in zip(owner, first.tolist(), rest, strict=True)
+    ]
     result, cursor = [], 0
     for options in continuations:
         result.append(scores[cursor : cursor + len(options)])
@@ -153,21 +182,18 @@ def score_continuations(
     return result
 
 
-def _score_after_prefix(forward, cache, mask, positions, index, flat) -> list[list[float]]:
-    if max(len(tokens) for tokens in flat) == 1:
-        return [[] for _ in flat]
-    # A CPU index works for cache layers on any device (models split over several GPUs too).
-    cache.batch_select_indices(index.cpu())
-    cont_ids, cont_mask = right_pad(flat, forward.pad_id, forward.device)
-    start = positions[:, -1][index] + 1
-    cont_positions = start[:, None] + torch.arange(cont_ids.shape[1], device=forward.device)
-    full_mask = torch.cat([mask[index], cont_mask], dim=1)
-    states, _ = forward.run(cont_ids, full_mask, cont_positions, cache)
-    # Position t of the continuation predicts its token t + 1.
-    scored = cont_mask[:, 1:].bool()
-    picked = forward.logprobs_of(states[:, :-1][scored], cont_ids[:, 1:][scored])
-    counts = (scored.sum(-1)).tolist()
-    values = picked.tolist()
+def _score_shared(forward, states, ids, common: list[int]) -> list[list[float]]:
+    """Log-probabilities of the shared continuation tokens at the end of each (left-padded) row."""
+    width = ids.shape[1]
+    columns = torch.arange(width, device=ids.device)[None]
+    counts = torch.tensor(common, device=ids.device)[:, None]
+    is_shared = columns >= width - counts  # the last ``common[i]`` tokens of row i
+    predicted = is_shared[:, 1:]
+    values = forward.logprobs_of(states[:, :-1][predicted], ids[:, 1:][predicted]).tolist()
+    return _split(values, common)
+
+
+def _split(values: list[float], counts: Sequence[int]) -> list[list[float]]:
     out, cursor = [], 0
     for count in counts:
         out.append(values[cursor : cursor + count])
@@ -175,28 +201,37 @@ def _score_after_prefix(forward, cache, mask, positions, index, flat) -> list[li
     return out
 
 
+def _score_after_prefix(forward, cache, mask, positions, index, flat) -> list[list[float]]:
+    # The last token's own output predicts nothing that is scored: feed all tokens but it.
+    inputs = [tokens[:-1] for tokens in flat]
+    if not any(inputs):
+        return [[] for _ in flat]
+    # A CPU index works for cache layers on any device (models split over several GPUs too).
+    cache.batch_select_indices(index.cpu())
+    cont_ids, cont_mask = right_pad(inputs, forward.pad_id, forward.device)
+    targets, _ = right_pad([tokens[1:] for tokens in flat], forward.pad_id, forward.device)
+    start = positions[:, -1][index] + 1
+    cont_positions = start[:, None] + torch.arange(cont_ids.shape[1], device=forward.device)
+    full_mask = torch.cat([mask[index], cont_mask], dim=1)
+    states, _ = forward.run(cont_ids, full_mask, cont_positions, cache)
+    scored = cont_mask.bool()  # position t predicts token t + 1
+    picked = forward.logprobs_of(states[scored], targets[scored])
+    return _split(picked.tolist(), scored.sum(-1).tolist())
+
+
 @torch.inference_mode()
 def score_sequences(forward: ForwardModel, sequences: Sequence[list[int]]) -> list[list[float]]:
     """Log P(token t | tokens before t) for t >= 1 of each sequence (right padding)."""
-    ids, mask = right_pad(sequences, forward.pad_id, forward.device)
+    inputs = [tokens[:-1] for tokens in sequences]  # the last token predicts nothing scored
+    if not any(inputs):
+        return [[] for _ in sequences]
+    ids, mask = right_pad(inputs, forward.pad_id, forward.device)
+    targets, _ = right_pad([tokens[1:] for tokens in sequences], forward.pad_id, forward.device)
     positions = torch.arange(ids.shape[1], device=forward.device)[None].expand_as(ids)
-    states, _ = forward.run(ids, mask, positions)
-    scored = mask[:, 1:].bool()
-    values = forward.logprobs_of(states[:, :-1][scored], ids[:, 1:][scored]).tolist()
-    out, cursor = [], 0
-    for count in scored.sum(-1).tolist():
-        out.append(values[cursor : cursor + count])
-        cursor += count
-    return out
-
-
-def shared_length(sequences: Sequence[Sequence[int]]) -> int:
-    """Length of the token prefix all sequences share, leaving each at least one own token."""
-    shortest = min(len(row) for row in sequences)
-    length = 0
-    while length < shortest - 1 and all(row[length] == sequences[0][length] for row in sequences):
-        length += 1
-    return length
+    states, _ = forward.run(ids, mask, positions, keep_cache=False)
+    scored = mask.bool()
+    values = forward.logprobs_of(states[scored], targets[scored]).tolist()
+    return _split(values, scored.sum(-1).tolist())
 
 
 def _prefill(forward: ForwardModel, prompts: Sequence[list[int]]):

@@ -152,3 +152,13 @@ def test_greedy_decoding_with_and_without_a_shared_start(prompts, model_dirs):
             pad_token_id=scorer.forward.pad_id,
         )[0, ids.shape[1] :]
         assert output == scorer.tokenizer.decode(generated, skip_special_tokens=True)
+
+
+def test_generation_stops_at_a_stop_string(model_dirs, stimulus_set):
+    scorer = HFScorer(str(model_dirs["pythia"]), device="cpu")
+    prompt = stimulus_set.items[0].prompt
+    full = scorer.generate([GenerationRequest(prompt, max_new_tokens=8)])[0]
+    stop = full[len(full) // 2 :][:2]
+    assert stop
+    cut = scorer.generate([GenerationRequest(prompt, max_new_tokens=8, stop=(stop,))])[0]
+    assert cut == full[: full.find(stop)]
