@@ -66,7 +66,7 @@ class ForwardModel:
         else:
             out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, **kwargs)
             states = out.logits
-        return states, getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+        return states, getattr(out, self.cache_arg, None)
 
     def logprobs_of(self, states: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """Log P(target) at each of ``states`` (hidden states, or logits without a plain head)."""
