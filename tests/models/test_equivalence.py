@@ -162,3 +162,27 @@ def test_generation_stops_at_a_stop_string(model_dirs, stimulus_set):
     assert stop
     cut = scorer.generate([GenerationRequest(prompt, max_new_tokens=8, stop=(stop,))])[0]
     assert cut == full[: full.find(stop)]
+
+
+def test_models_whose_head_is_not_plain_are_scored_through_the_full_model(
+    model_dirs, stimulus_set, monkeypatch
+):
+    from tracktale.models import hf_forward
+
+    monkeypatch.setattr(hf_forward, "head_is_plain", lambda model: False)
+    scorer = HFScorer(str(model_dirs["olmo2"]), batch_size=3, device="cpu")
+    assert not scorer.info.details["lm_head_shortcut"]
+    items = stimulus_set.items[:5]
+    for request, scored in zip(
+        choice_requests(items), scorer.conditional_score(choice_requests(items)), strict=True
+    ):
+        encoded = scorer.encoder.choice(request.prefix, request.continuations)
+        for continuation, tokens in zip(encoded.continuations, scored, strict=True):
+            reference = naive_logprobs(scorer.model, encoded.prefix, continuation)
+            assert tokens.logprobs == pytest.approx(reference, abs=TOLERANCE)
+    texts = [SequenceRequest(item.context) for item in items]
+    for text, scored in zip(texts, scorer.sequence_score(texts), strict=True):
+        ids = scorer.tokenizer(text.text, add_special_tokens=False)["input_ids"]
+        assert scored.logprobs == pytest.approx(
+            naive_logprobs(scorer.model, ids[:1], ids[1:]), abs=TOLERANCE
+        )

@@ -139,4 +139,5 @@ def test_rows_carry_the_model_identity(task, model_dirs, stimulus_set):
     assert row.key == (str(model_dirs["olmo2"]), "", stimulus_set.items[0].item_id, task)
     assert row.info.dtype == "float32" and row.info.device == "cpu"
     assert row.info.details["model_class"] == "Olmo2ForCausalLM"
+    assert row.info.details["lm_head_shortcut"]  # OLMo 2's logits are the plain output embedding
     assert row.info.details["n_parameters"] == sum(p.numel() for p in scorer.model.parameters())
