@@ -22,6 +22,7 @@ STAGE_GROUPS = {
     "analysis": "tracktale.analysis.cli:analysis",
     "experiment": "tracktale.experiment.cli:experiment",
     "ethics": "tracktale.ethics.cli:ethics",
+    "models": "tracktale.models.cli:models",
 }
 """Command group name -> ``module:attribute`` of its click group."""
 

@@ -48,6 +48,9 @@ class SequenceRequest:
 class GenerationRequest:
     """A prompt to complete greedily.
 
+    The caller decides the format: a backend renders ``messages`` with the model's chat template
+    when they are given, and uses ``prompt`` as plain text when they are ``None``.
+
     Attributes:
         prompt: Plain text for base models.
         messages: The same prompt as chat turns, for models with a chat template.
@@ -70,11 +73,16 @@ class TokenScores:
         logprobs: log P(token | everything before it), one per token.
         offsets: Character offset of each token's start within the scored span (for aligning
             surprisal to words); empty where the backend cannot give them.
+        ids: The tokens' ids in the model's vocabulary; empty where the backend has none.
+        boundary_merged: For a continuation: the tokenizer merged characters across the
+            prefix/continuation boundary, so the continuation was tokenized on its own.
     """
 
     tokens: tuple[str, ...]
     logprobs: tuple[float, ...]
     offsets: tuple[int, ...] = ()
+    ids: tuple[int, ...] = ()
+    boundary_merged: bool = False
 
     @property
     def n_tokens(self) -> int:

@@ -1,0 +1,302 @@
+"""The Hugging Face transformers backend: any causal LM, from a hub id or a local folder.
+
+Hub ids, local folders and revisions all load through ``from_pretrained`` (the revision pinned
+to its commit first, see :mod:`tracktale.models.hub`). Requests are sorted by length and cut
+into batches; the tensor work is in :mod:`tracktale.models.hf_forward`. When a batch runs out of
+memory, the batch size is halved for the rest of the run and the scorer says so; at batch size 1
+it gives up with one line.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import platform
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+from tracktale.models import hf_forward
+from tracktale.models.hub import ResolvedModel, resolve_model
+from tracktale.models.tokens import TextEncoder, has_chat_template, resolve_bos
+
+import tracktale
+from tracktale.errors import TracktaleError
+from tracktale.scorer import (
+    ChoiceRequest,
+    GenerationRequest,
+    ModelInfo,
+    Scorer,
+    SequenceRequest,
+    TokenScores,
+)
+
+logger = logging.getLogger("tracktale.models")
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+class HFScorer(Scorer):
+    """A transformers causal LM that answers the :class:`~tracktale.scorer.Scorer` requests.
+
+    Args:
+        model_id: Hub id or local folder.
+        revision: Branch, tag or commit of a hub model (``step1000``); ``None``: default branch.
+        dtype: ``float32`` (default; exact enough for equality checks), ``bfloat16`` or
+            ``float16`` (for GPUs).
+        device: ``auto`` (a GPU when there is one, else the CPU), ``cpu``, ``cuda``, ``cuda:N``.
+        batch_size: Prefixes (or texts, or prompts) per forward pass; halved on out-of-memory.
+        bos: BOS policy, see :mod:`tracktale.models.tokens`.
+        notify: Called with one line when the scorer changes something on its own (batch size).
+    """
+
+    name = "hf"
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        revision: str | None = None,
+        dtype: str = "float32",
+        device: str = "auto",
+        batch_size: int = 16,
+        bos: str = "auto",
+        notify: Callable[[str], None] | None = None,
+    ) -> None:
+        if dtype not in DTYPES:
+            raise TracktaleError(f"--dtype: {dtype!r} is not one of {', '.join(DTYPES)}")
+        if batch_size < 1:
+            raise TracktaleError(f"--batch-size must be at least 1, got {batch_size}")
+        self.batch_size = batch_size
+        self.notify = notify or logger.warning
+        self.device_map = _device_map(device)
+        resolved = resolve_model(model_id, revision)
+        self.tokenizer, self.model = _load(resolved, DTYPES[dtype], self.device_map)
+        self.encoder = TextEncoder(self.tokenizer, resolve_bos(self.tokenizer, bos, model_id))
+        self.forward = hf_forward.ForwardModel(
+            self.model, _pad_id(self.tokenizer), hf_forward.head_is_plain(self.model)
+        )
+        self.stop_ids = _stop_ids(self.model, self.tokenizer)
+        self.info = ModelInfo(
+            model_id=model_id,
+            revision=revision,
+            resolved_sha=resolved.resolved_sha,
+            backend=self.name,
+            dtype=dtype,
+            device=_device_name(self.model),
+            bos_policy="add" if self.encoder.add_bos else "none",
+            details=self._details(bos),
+        )
+
+    @staticmethod
+    def check(model_id: str, revision: str | None) -> None:
+        """Check that the model and revision exist (locally or on the hub) without loading.
+
+        Raises:
+            TracktaleError: For an unknown model or revision, or no network and no cache.
+        """
+        resolve_model(model_id, revision)
+
+    def _details(self, bos: str) -> dict[str, Any]:
+        import tokenizers
+        import transformers
+
+        return {
+            "n_parameters": sum(p.numel() for p in self.model.parameters()),
+            "has_chat_template": has_chat_template(self.tokenizer),
+            "bos_requested": bos,
+            "model_class": type(self.model).__name__,
+            "attn_implementation": getattr(self.model.config, "_attn_implementation", None),
+            "lm_head_shortcut": self.forward.plain_head,
+            "torch_version": torch.__version__,
+            "transformers_version": transformers.__version__,
+            "tokenizers_version": tokenizers.__version__,
+            "tracktale_version": tracktale.__version__,
+            "python_version": platform.python_version(),
+        }
+
+    def conditional_score(self, requests: Sequence[ChoiceRequest]) -> list[list[TokenScores]]:
+        """Per-token log-probabilities of each continuation; each prefix runs once."""
+        encoded = [self.encoder.choice(r.prefix, r.continuations) for r in requests]
+
+        def run(batch: list[int]) -> list[list[list[float]]]:
+            return hf_forward.score_continuations(
+                self.forward,
+                [encoded[i].prefix for i in batch],
+                [encoded[i].continuations for i in batch],
+            )
+
+        scores = self._batched([len(e.prefix) for e in encoded], run)
+        return [
+            [
+                self._token_scores(ids, values, merged=merged)
+                for ids, values, merged in zip(e.continuations, per_request, e.merged, strict=True)
+            ]
+            for e, per_request in zip(encoded, scores, strict=True)
+        ]
+
+    def sequence_score(self, requests: Sequence[SequenceRequest]) -> list[TokenScores]:
+        """Per-token log-probabilities of whole texts, with each token's character offset."""
+        encoded = [self.encoder.text(r.text) for r in requests]
+        scores = self._batched(
+            [len(e.ids) for e in encoded],
+            lambda batch: hf_forward.score_sequences(self.forward, [encoded[i].ids for i in batch]),
+        )
+        results = []
+        for e, values in zip(encoded, scores, strict=True):
+            # Without a BOS the text's first token has no context and is not scored.
+            offsets = tuple(start for start, _ in e.offsets[e.n_unscored :])
+            results.append(self._token_scores(e.ids[1:], values, offsets=offsets))
+        return results
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
+        """Greedy completions; ``messages`` go through the chat template, else ``prompt``."""
+        prompts = []
+        for request in requests:
+            if request.messages is not None and not has_chat_template(self.tokenizer):
+                raise TracktaleError(
+                    f"the tokenizer of {self.info.model_id} has no chat template, so chat "
+                    "messages cannot be rendered (use --prompt-format plain)"
+                )
+            prompts.append(
+                self.encoder.prompt(request.prompt, request.messages, request.messages is not None)
+            )
+
+        def run(batch: list[int]) -> list[list[int]]:
+            budget = max(requests[i].max_new_tokens for i in batch)
+            return hf_forward.greedy_decode(
+                self.forward, [prompts[i] for i in batch], budget, self.stop_ids
+            )
+
+        outputs = self._batched([len(p) for p in prompts], run)
+        texts = []
+        for request, ids in zip(requests, outputs, strict=True):
+            text = self.tokenizer.decode(ids[: request.max_new_tokens], skip_special_tokens=True)
+            texts.append(_cut_at_stop(text, request.stop))
+        return texts
+
+    def close(self) -> None:
+        """Free the model's memory (the scorer cannot be used afterwards)."""
+        del self.forward, self.model
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    def _token_scores(self, ids, values, *, merged=False, offsets=()) -> TokenScores:
+        return TokenScores(
+            tokens=self.encoder.token_strings(ids),
+            logprobs=tuple(values),
+            offsets=tuple(offsets),
+            ids=tuple(ids),
+            boundary_merged=merged,
+        )
+
+    def _batched(self, lengths: Sequence[int], run: Callable[[list[int]], list]) -> list:
+        """Run ``run`` over batches of similar length, longest first; back off on OOM."""
+        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+        results: list[Any] = [None] * len(lengths)
+        cursor = 0
+        while cursor < len(order):
+            batch = order[cursor : cursor + self.batch_size]
+            try:
+                outputs = run(batch)
+            except Exception as error:  # noqa: BLE001 - only out-of-memory is handled
+                if not is_out_of_memory(error):
+                    raise
+                self._back_off(lengths[batch[0]])
+                continue
+            for index, output in zip(batch, outputs, strict=True):
+                results[index] = output
+            cursor += len(batch)
+        return results
+
+    def _back_off(self, length: int) -> None:
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        if self.batch_size == 1:
+            raise TracktaleError(
+                f"out of memory on {self.info.device} at batch size 1 ({length} tokens) with "
+                f"{self.info.model_id}: use a smaller --dtype, a bigger device or shorter items"
+            )
+        smaller = max(1, self.batch_size // 2)
+        self.notify(
+            f"out of memory on {self.info.device} at batch size {self.batch_size}; "
+            f"continuing with batch size {smaller}"
+        )
+        self.batch_size = smaller
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether an exception is torch running out of (GPU or CPU) memory."""
+    if isinstance(error, torch.OutOfMemoryError):
+        return True
+    message = str(error)
+    return isinstance(error, RuntimeError) and (
+        "out of memory" in message or "can't allocate memory" in message
+    )
+
+
+def _device_map(device: str) -> str:
+    if device == "auto":
+        if not torch.cuda.is_available():
+            return "cpu"
+        return "auto" if torch.cuda.device_count() > 1 else "cuda:0"
+    if device == "cuda":
+        device = "cuda:0"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise TracktaleError(f"--device {device}: no CUDA device is available here")
+    if device != "cpu" and not device.startswith("cuda:"):
+        raise TracktaleError(f"--device: {device!r} is not auto, cpu, cuda or cuda:N")
+    return device
+
+
+def _device_name(model: Any) -> str:
+    devices = sorted({str(p.device) for p in model.parameters()})
+    return devices[0] if len(devices) == 1 else "auto:" + ",".join(devices)
+
+
+def _load(resolved: ResolvedModel, dtype: torch.dtype, device_map: str) -> tuple[Any, Any]:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    where = resolved.model_id + (f"@{resolved.revision}" if resolved.revision else "")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(
+            resolved.model_id, revision=resolved.load_revision
+        )
+        model = AutoModelForCausalLM.from_pretrained(
+            resolved.model_id, revision=resolved.load_revision, dtype=dtype, device_map=device_map
+        )
+    except Exception as error:  # noqa: BLE001 - every loading failure becomes one line
+        if is_out_of_memory(error):
+            raise TracktaleError(
+                f"out of memory loading {where} on {device_map} as {dtype}"
+            ) from None
+        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise TracktaleError(f"cannot load {where}: {first_line}") from None
+    model.eval()
+    return tokenizer, model
+
+
+def _pad_id(tokenizer: Any) -> int:
+    for candidate in (tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.bos_token_id):
+        if candidate is not None:
+            return int(candidate)
+    return 0
+
+
+def _stop_ids(model: Any, tokenizer: Any) -> set[int]:
+    config = getattr(model, "generation_config", None)
+    configured = getattr(config, "eos_token_id", None)
+    if configured is None:
+        configured = tokenizer.eos_token_id
+    if configured is None:
+        return set()
+    return set(configured) if isinstance(configured, list | tuple) else {int(configured)}
+
+
+def _cut_at_stop(text: str, stops: Sequence[str]) -> str:
+    cut = min((text.find(stop) for stop in stops if stop and stop in text), default=len(text))
+    return text[:cut]

@@ -1,0 +1,287 @@
+"""Scoring runs: a stimulus set x a model's revisions x tasks, into a resumable results store.
+
+:func:`run_scoring` is what ``tracktale models score`` calls and what a sweep (one job per
+revision) or the main pipeline can call directly. Before loading anything it reads the store and
+plans what is missing; a revision with nothing missing is never loaded. Each revision's model is
+loaded once and scores every task. Results are written as a shard after every chunk of items, so
+an interrupted run loses at most one chunk and the next run scores only what is missing.
+
+A store keeps one row per (model, revision, item, task), so a run whose settings would change
+existing scores (dtype, BOS policy, prompt format, generation budget) refuses to mix them into
+the same store unless ``rescore`` is set, in which case every planned row is scored again and
+replaces the old one.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tracktale.models import store
+from tracktale.models.registry import check_model, load_scorer
+from tracktale.models.tasks import TaskOptions, applies, score_items
+
+from tracktale.errors import TracktaleError
+from tracktale.item import ROLES, Item
+from tracktale.scorer import TASKS
+from tracktale.stimulus_set import StimulusSet, read_stimulus_set
+
+
+@dataclass(frozen=True)
+class ScoringJob:
+    """Everything a scoring run needs.
+
+    Attributes:
+        stimuli: A stimulus set, or its folder.
+        model_id: Hub id or local folder.
+        out: The results store (a folder).
+        revisions: Revisions to score, in order (``None``: the default branch).
+        tasks: Tasks from :data:`~tracktale.scorer.TASKS`.
+        options: Task settings (calibration, prompt format, generation budget).
+        backend: Registry name of the backend.
+        dtype: Compute dtype.
+        device: ``auto``, ``cpu``, ``cuda``, ``cuda:N``.
+        batch_size: Starting batch size (halved on out-of-memory).
+        bos: BOS policy (``auto``, ``add``, ``none``).
+        roles: Item roles to score (``main`` by default: fillers and practice are for people).
+        limit: Score only the first ``limit`` items of the set (after the role filter).
+        rescore: Score every planned row again, replacing the stored ones.
+        chunk_size: Items per written shard; ``None``: eight batches.
+    """
+
+    stimuli: StimulusSet | str | os.PathLike[str]
+    model_id: str
+    out: str | os.PathLike[str]
+    revisions: Sequence[str | None] = (None,)
+    tasks: Sequence[str] = ("implicit",)
+    options: TaskOptions = field(default_factory=TaskOptions)
+    backend: str = "hf"
+    dtype: str = "float32"
+    device: str = "auto"
+    batch_size: int = 16
+    bos: str = "auto"
+    roles: Sequence[str] = ("main",)
+    limit: int | None = None
+    rescore: bool = False
+    chunk_size: int | None = None
+
+
+class Reporter:
+    """Progress callbacks of a run; the default reports nothing (the CLI draws a bar)."""
+
+    def start(self, total: int) -> None:
+        """The run will score ``total`` rows."""
+
+    def describe(self, text: str) -> None:
+        """What the run is doing now (loading a revision, scoring a task)."""
+
+    def advance(self, count: int) -> None:
+        """``count`` more rows are scored and written."""
+
+    def notice(self, message: str) -> None:
+        """Something the user should know (batch size backed off, nothing to do)."""
+
+
+@dataclass
+class RevisionPlan:
+    """What is missing for one revision: task -> items to score, and task -> rows stored."""
+
+    revision: str | None
+    todo: dict[str, list[Item]]
+    already: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def n_todo(self) -> int:
+        """Rows to score."""
+        return sum(len(items) for items in self.todo.values())
+
+
+@dataclass
+class RunSummary:
+    """What a run did, per ``(revision, task)`` (``""`` for the default branch).
+
+    Attributes:
+        scored: Rows scored and written by this run.
+        already: Rows that were in the store already (skipped).
+        batch_size: The batch size at the end (smaller after an out-of-memory back-off).
+    """
+
+    scored: dict[tuple[str, str], int] = field(default_factory=dict)
+    already: dict[tuple[str, str], int] = field(default_factory=dict)
+    batch_size: int = 0
+
+
+def run_scoring(job: ScoringJob, reporter: Reporter | None = None) -> RunSummary:
+    """Score what is missing from the store, revision by revision.
+
+    Returns:
+        Counts per revision (``""`` for the default branch).
+
+    Raises:
+        TracktaleError: For bad settings, a model or revision that cannot be loaded, or stored
+            rows scored with other settings (without ``rescore``).
+    """
+    reporter = reporter or Reporter()
+    _check_job(job)
+    stimulus_set = (
+        job.stimuli if isinstance(job.stimuli, StimulusSet) else read_stimulus_set(job.stimuli)
+    )
+    plans = plan_job(job, stimulus_set)
+    for plan in plans:
+        if plan.n_todo:
+            check_model(job.model_id, plan.revision, backend=job.backend)
+    reporter.start(sum(plan.n_todo for plan in plans))
+    summary = RunSummary(batch_size=job.batch_size)
+    for plan in plans:
+        label = plan.revision or ""
+        for task in job.tasks:
+            summary.already[label, task] = plan.already.get(task, 0)
+            summary.scored[label, task] = 0
+        if not plan.n_todo:
+            reporter.notice(f"{_where(job.model_id, plan.revision)}: nothing missing, not loaded")
+            continue
+        reporter.describe(f"loading {_where(job.model_id, plan.revision)}")
+        scorer = load_scorer(
+            job.model_id,
+            backend=job.backend,
+            revision=plan.revision,
+            dtype=job.dtype,
+            device=job.device,
+            batch_size=summary.batch_size,
+            bos=job.bos,
+            notify=reporter.notice,
+        )
+        try:
+            for task, count in _score_plan(
+                job, stimulus_set.sha256, scorer, plan, reporter
+            ).items():
+                summary.scored[label, task] = count
+        finally:
+            summary.batch_size = getattr(scorer, "batch_size", summary.batch_size)
+            close = getattr(scorer, "close", None)
+            if close is not None:
+                close()
+    return summary
+
+
+def _score_plan(job, sha256, scorer, plan: RevisionPlan, reporter: Reporter) -> dict[str, int]:
+    writer = store.ShardWriter(job.out)
+    chunk_size = job.chunk_size or max(8, 8 * job.batch_size)
+    done = dict.fromkeys(plan.todo, 0)
+    for task, items in plan.todo.items():
+        reporter.describe(f"{_where(job.model_id, plan.revision)} {task}")
+        for start in range(0, len(items), chunk_size):
+            chunk = items[start : start + chunk_size]
+            records = score_items(scorer, chunk, task, stimulus_sha256=sha256, options=job.options)
+            writer.write(records)
+            done[task] += len(records)
+            reporter.advance(len(records))
+    # An interrupted run leaves its shards as they are: each is whole, and reading merges them.
+    writer.merge()
+    return done
+
+
+def _where(model_id: str, revision: str | None) -> str:
+    return model_id + (f"@{revision}" if revision else "")
+
+
+def _check_job(job: ScoringJob) -> None:
+    unknown = [task for task in job.tasks if task not in TASKS]
+    if unknown or not job.tasks:
+        raise TracktaleError(f"--task: {unknown[0] if unknown else ''!r} is not one of {TASKS}")
+    bad_roles = [role for role in job.roles if role not in ROLES]
+    if bad_roles:
+        raise TracktaleError(f"--roles: {bad_roles[0]!r} is not one of {', '.join(ROLES)}")
+    if job.limit is not None and job.limit < 1:
+        raise TracktaleError(f"--limit must be at least 1, got {job.limit}")
+    if job.batch_size < 1:
+        raise TracktaleError(f"--batch-size must be at least 1, got {job.batch_size}")
+    out = Path(job.out)
+    if out.exists() and not out.is_dir():
+        raise TracktaleError(f"--out {out} is a file; a results store is a folder")
+
+
+def plan_job(job: ScoringJob, stimulus_set: StimulusSet) -> list[RevisionPlan]:
+    """For each revision, the items each task still needs (everything when rescoring).
+
+    Raises:
+        TracktaleError: If stored rows of this model were scored with other settings.
+    """
+    items = [item for item in stimulus_set if item.role in job.roles]
+    if job.limit is not None:
+        items = items[: job.limit]
+    stored = _stored_rows(job)
+    plans = []
+    for revision in job.revisions:
+        plan = RevisionPlan(revision, {})
+        for task in job.tasks:
+            candidates = [item for item in items if applies(task, item)]
+            done = set() if job.rescore else _done_ids(job, stored, revision, task, candidates)
+            plan.already[task] = len(done)
+            todo = [item for item in candidates if item.item_id not in done]
+            if todo:
+                plan.todo[task] = sorted(todo, key=_length_key(task), reverse=True)
+        plans.append(plan)
+    return plans
+
+
+def _length_key(task: str) -> Callable[[Item], int]:
+    if task == "implicit":
+        return lambda item: len(item.choice.prefix)
+    if task == "explicit":
+        return lambda item: len(item.prompt or "")
+    return lambda item: len(item.context)
+
+
+_SETTINGS = ("dtype", "bos_requested", "prompt_format_requested", "max_new_tokens", "calibrated")
+
+
+def _stored_rows(job: ScoringJob):
+    if job.rescore or not store.shards(job.out):
+        return None
+    frame = store.read_results(job.out, columns=_SETTINGS)
+    return frame[frame["model_id"] == job.model_id]
+
+
+def _done_ids(job: ScoringJob, stored, revision, task, candidates: list[Item]) -> set[str]:
+    if stored is None or not len(stored):
+        return set()
+    rows = stored[(stored["revision"] == (revision or "")) & (stored["task"] == task)]
+    wanted = {item.item_id for item in candidates}
+    rows = rows[rows["item_id"].isin(wanted)]
+    if not len(rows):
+        return set()
+    _check_settings(job, rows, revision, task, candidates)
+    if task == "implicit" and job.options.calibrate:
+        rows = rows[rows["calibrated"].fillna(False).astype(bool)]
+    return set(rows["item_id"])
+
+
+def _check_settings(job, rows, revision, task, candidates: list[Item]) -> None:
+    expected = {"dtype": job.dtype, "bos_requested": job.bos}
+    if task == "explicit":
+        expected["prompt_format_requested"] = job.options.prompt_format
+    for column, value in expected.items():
+        for stored in rows[column].dropna().unique():
+            if stored != value:
+                _refuse(job, revision, task, column, stored, value)
+    if task == "explicit":
+        import pandas as pd
+        from tracktale.stimuli.registry import get_paradigm
+
+        by_id = {item.item_id: item for item in candidates}
+        for item_id, stored_budget in zip(rows["item_id"], rows["max_new_tokens"], strict=True):
+            item = by_id[item_id]
+            budget = job.options.max_new_tokens or get_paradigm(item.paradigm).max_new_tokens
+            if not pd.isna(stored_budget) and stored_budget != budget:
+                _refuse(job, revision, task, "max_new_tokens", stored_budget, budget)
+
+
+def _refuse(job, revision, task, column, stored, asked) -> None:
+    raise TracktaleError(
+        f"{job.out} already holds {task} rows of {_where(job.model_id, revision)} scored with "
+        f"{column}={stored}; this run asks {column}={asked}: use another --out, or --rescore "
+        "to replace them"
+    )

@@ -1,0 +1,238 @@
+"""Tasks: items -> scorer requests -> result rows, for any :class:`~tracktale.scorer.Scorer`.
+
+- ``implicit``: the summed log-probability of the good and the bad continuation after the
+  shared prefix; correct when good > bad (a tie is not correct). With calibration, both
+  continuations are also scored after the neutral prefix (the story's first sentence), and the
+  calibrated comparison subtracts each continuation's prior:
+  ``(logprob_good - prior_good) > (logprob_bad - prior_bad)``.
+- ``explicit``: greedy generation from the item's prompt (plain text, or its chat turns through
+  the chat template), scored by the paradigm's ``score_response``, whose dict is merged into the
+  row.
+- ``sequence``: the log-probability of the item's text (``context``) with per-token and
+  per-word surprisal.
+
+Identical requests within a call (the calibration requests of items that share a first
+sentence) are sent to the scorer once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tracktale.models.surprisal import align_to_words
+from tracktale.models.tokens import PROMPT_FORMATS, use_chat_format
+
+from tracktale.errors import TracktaleError
+from tracktale.item import Item
+from tracktale.scorer import (
+    TASKS,
+    ChoiceRequest,
+    GenerationRequest,
+    ResultRecord,
+    Scorer,
+    SequenceRequest,
+    TokenScores,
+)
+
+
+@dataclass(frozen=True)
+class TaskOptions:
+    """How the tasks are run; every setting that changes a score is recorded in the row.
+
+    Attributes:
+        calibrate: Also score the implicit continuations after the neutral prefix.
+        prompt_format: ``auto`` (chat template when the tokenizer has one), ``plain``, ``chat``.
+        max_new_tokens: Generation budget; ``None``: the paradigm's default.
+        word_surprisal: Add per-word surprisal to sequence rows.
+    """
+
+    calibrate: bool = False
+    prompt_format: str = "auto"
+    max_new_tokens: int | None = None
+    word_surprisal: bool = True
+
+    def __post_init__(self) -> None:
+        if self.prompt_format not in PROMPT_FORMATS:
+            raise TracktaleError(
+                f"--prompt-format: {self.prompt_format!r} is not one of {', '.join(PROMPT_FORMATS)}"
+            )
+        if self.max_new_tokens is not None and self.max_new_tokens < 1:
+            raise TracktaleError(f"--max-new-tokens must be at least 1, got {self.max_new_tokens}")
+
+
+def applies(task: str, item: Item) -> bool:
+    """Whether an item can be scored on a task (implicit needs a choice, explicit a prompt)."""
+    if task == "implicit":
+        return item.choice is not None and item.choice.question is None
+    if task == "explicit":
+        return item.prompt is not None or bool(item.messages)
+    if task == "sequence":
+        return bool(item.context)
+    raise TracktaleError(f"unknown task {task!r} (choose from {', '.join(TASKS)})")
+
+
+def score_items(
+    scorer: Scorer,
+    items: Sequence[Item],
+    task: str,
+    *,
+    stimulus_sha256: str,
+    options: TaskOptions | None = None,
+) -> list[ResultRecord]:
+    """Score items on one task; one row per item, in the items' order.
+
+    Args:
+        scorer: Any backend.
+        items: Items the task applies to (see :func:`applies`).
+        task: One of :data:`~tracktale.scorer.TASKS`.
+        stimulus_sha256: The stimulus set's sha256, recorded in every row.
+        options: Task settings.
+
+    Returns:
+        The rows.
+
+    Raises:
+        TracktaleError: For an unknown task or an item the task does not apply to.
+    """
+    options = options or TaskOptions()
+    for item in items:
+        if not applies(task, item):
+            raise TracktaleError(f"item {item.item_id} cannot be scored on the {task} task")
+    scoring = {"implicit": _implicit, "explicit": _explicit, "sequence": _sequence}[task]
+    all_scores = scoring(scorer, items, options)
+    return [
+        ResultRecord(
+            model_id=scorer.info.model_id,
+            revision=scorer.info.revision,
+            item_id=item.item_id,
+            task=task,
+            stimulus_sha256=stimulus_sha256,
+            paradigm=item.paradigm,
+            info=scorer.info,
+            scores=scores,
+        )
+        for item, scores in zip(items, all_scores, strict=True)
+    ]
+
+
+def _unique_choices(scorer: Scorer, requests: Iterable[ChoiceRequest]):
+    requests = list(requests)
+    unique = list(dict.fromkeys(requests))
+    answers = dict(zip(unique, scorer.conditional_score(unique), strict=True))
+    return [answers[request] for request in requests]
+
+
+def _implicit(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> list[dict]:
+    choices = [item.choice for item in items]
+    main = [ChoiceRequest(c.prefix, (c.good, c.bad)) for c in choices]
+    neutral = [
+        ChoiceRequest(c.neutral_prefix, (c.good, c.bad))
+        for c in choices
+        if options.calibrate and c.neutral_prefix
+    ]
+    answers = _unique_choices(scorer, [*main, *neutral])
+    priors = iter(answers[len(main) :])
+    rows = []
+    for choice, (good, bad) in zip(choices, answers[: len(main)], strict=True):
+        row = {
+            **_span("good", good),
+            **_span("bad", bad),
+            "correct": good.reduce() > bad.reduce(),
+            "boundary_merged": good.boundary_merged or bad.boundary_merged,
+            "calibrated": options.calibrate and bool(choice.neutral_prefix),
+            "prior_good": None,
+            "prior_bad": None,
+            "correct_calibrated": None,
+            "chat_template_used": False,
+        }
+        if row["calibrated"]:
+            prior_good, prior_bad = next(priors)
+            row["prior_good"], row["prior_bad"] = prior_good.reduce(), prior_bad.reduce()
+            row["correct_calibrated"] = (good.reduce() - row["prior_good"]) > (
+                bad.reduce() - row["prior_bad"]
+            )
+        rows.append(row)
+    return rows
+
+
+def _span(name: str, scores: TokenScores) -> dict[str, Any]:
+    return {
+        f"logprob_{name}": scores.reduce("sum"),
+        f"mean_{name}": scores.reduce("mean"),
+        f"n_tokens_{name}": scores.n_tokens,
+        f"tokens_{name}": list(scores.tokens),
+        f"logprobs_{name}": list(scores.logprobs),
+        f"token_ids_{name}": list(scores.ids),
+    }
+
+
+def _explicit(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> list[dict]:
+    from tracktale.stimuli.registry import get_paradigm
+
+    has_template = bool(scorer.info.details.get("has_chat_template"))
+    requests, formats, budgets = [], [], []
+    for item in items:
+        if options.prompt_format == "chat" and not item.messages:
+            raise TracktaleError(
+                f"--prompt-format chat: item {item.item_id} has no chat messages to render"
+            )
+        chat = use_chat_format(
+            options.prompt_format, has_template, item.messages, scorer.info.model_id
+        )
+        if not chat and item.prompt is None:
+            raise TracktaleError(
+                f"item {item.item_id} has no plain-text prompt (try --prompt-format chat)"
+            )
+        budget = options.max_new_tokens or get_paradigm(item.paradigm).max_new_tokens
+        requests.append(
+            GenerationRequest(
+                prompt=item.prompt or "",
+                messages=tuple(item.messages) if chat else None,
+                max_new_tokens=budget,
+            )
+        )
+        formats.append("chat" if chat else "plain")
+        budgets.append(budget)
+    outputs = scorer.generate(requests)
+    rows = []
+    for item, output, prompt_format, budget in zip(items, outputs, formats, budgets, strict=True):
+        judged = dict(get_paradigm(item.paradigm).score_response(item, output))
+        if "correct" not in judged:
+            raise TracktaleError(f"paradigm {item.paradigm!r} scored a response without 'correct'")
+        rows.append(
+            {
+                **judged,
+                "correct": bool(judged["correct"]),
+                "output": output,
+                "prompt_format": prompt_format,
+                "prompt_format_requested": options.prompt_format,
+                "max_new_tokens": budget,
+                "chat_template_used": prompt_format == "chat",
+            }
+        )
+    return rows
+
+
+def _sequence(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> list[dict]:
+    scored = scorer.sequence_score([SequenceRequest(item.context) for item in items])
+    rows = []
+    for item, scores in zip(items, scored, strict=True):
+        row: dict[str, Any] = {
+            "logprob": scores.reduce("sum"),
+            "mean": scores.reduce("mean") if scores.n_tokens else math.nan,
+            "n_tokens": scores.n_tokens,
+            "tokens": list(scores.tokens),
+            "logprobs": list(scores.logprobs),
+            "token_offsets": list(scores.offsets),
+            "chat_template_used": False,
+        }
+        if options.word_surprisal and scores.offsets:
+            words = align_to_words(item.context, scores.offsets, scores.logprobs)
+            row["words"] = [word.word for word in words]
+            row["word_surprisals"] = [word.surprisal for word in words]
+            row["word_n_tokens"] = [word.n_tokens for word in words]
+        rows.append(row)
+    return rows
