@@ -164,8 +164,9 @@ class HFScorer(Scorer):
 
         def run(batch: list[int]) -> list[list[int]]:
             budget = max(requests[i].max_new_tokens for i in batch)
+            finished = self._finished_check([requests[i] for i in batch])
             return hf_forward.greedy_decode(
-                self.forward, [prompts[i] for i in batch], budget, self.stop_ids
+                self.forward, [prompts[i] for i in batch], budget, self.stop_ids, finished
             )
 
         outputs = self._batched([len(p) for p in prompts], run)
@@ -174,6 +175,24 @@ class HFScorer(Scorer):
             text = self.tokenizer.decode(ids[: request.max_new_tokens], skip_special_tokens=True)
             texts.append(_cut_at_stop(text, request.stop))
         return texts
+
+    def _finished_check(
+        self, requests: Sequence[GenerationRequest]
+    ) -> Callable[[int, list[int]], bool]:
+        """Whether a row of a batch is done: its own budget spent, or a stop string generated."""
+        # A stop string can only have appeared within the last few tokens: decode just those.
+        tails = [max((len(stop) for stop in r.stop), default=0) + 4 for r in requests]
+
+        def finished(row: int, ids: list[int]) -> bool:
+            request = requests[row]
+            if len(ids) >= request.max_new_tokens:
+                return True
+            if not request.stop:
+                return False
+            tail = self.tokenizer.decode(ids[-tails[row] :], skip_special_tokens=True)
+            return any(stop in tail for stop in request.stop)
+
+        return finished
 
     def close(self) -> None:
         """Free the model's memory (the scorer cannot be used afterwards)."""

@@ -18,7 +18,7 @@ instead, at the cost of computing logits at every position.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -260,10 +260,13 @@ def greedy_decode(
     prompts: Sequence[list[int]],
     max_new_tokens: int,
     stop_ids: set[int],
+    finished: Callable[[int, list[int]], bool] | None = None,
 ) -> list[list[int]]:
     """Greedy continuations of a batch of prompts, sharing one cache; stops when all rows stop.
 
     The tokens every prompt starts with (the task instruction) run once for the whole batch.
+    A row stops at a stop token, or when ``finished(row, generated_ids)`` says so (a stop
+    string, or the row's own budget).
 
     Returns:
         Each prompt's generated ids, without the stop token that ended it.
@@ -278,6 +281,7 @@ def greedy_decode(
                 done[row] = token in stop_ids
                 if not done[row]:
                     generated[row].append(token)
+                    done[row] = finished is not None and finished(row, generated[row])
         if all(done) or step == max_new_tokens - 1:
             break
         mask = torch.cat([mask, mask.new_ones((len(prompts), 1))], dim=1)

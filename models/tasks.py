@@ -186,12 +186,14 @@ def _explicit(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> li
             raise TracktaleError(
                 f"item {item.item_id} has no plain-text prompt (try --prompt-format chat)"
             )
-        budget = options.max_new_tokens or get_paradigm(item.paradigm).max_new_tokens
+        paradigm = get_paradigm(item.paradigm)
+        budget = _budget(options, item, paradigm.max_new_tokens)
         requests.append(
             GenerationRequest(
                 prompt=item.prompt or "",
                 messages=tuple(item.messages) if chat else None,
                 max_new_tokens=budget,
+                stop=tuple(paradigm.stop_sequences),
             )
         )
         formats.append("chat" if chat else "plain")
@@ -214,6 +216,14 @@ def _explicit(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> li
             }
         )
     return rows
+
+
+def _budget(options: TaskOptions, item: Item, paradigm_default: int) -> int:
+    """The run's --max-new-tokens, else the item's own budget, else the paradigm's default."""
+    if options.max_new_tokens is not None:
+        return options.max_new_tokens
+    own = item.meta.get("max_new_tokens")
+    return int(own) if isinstance(own, int) and own > 0 else paradigm_default
 
 
 def _sequence(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> list[dict]:

@@ -89,7 +89,10 @@ class Paradigm(abc.ABC):
     protocols: Mapping[str, Mapping[str, Any]]
     """Protocol presets: each maps every option to its default under that protocol."""
     max_new_tokens: int = 16
-    """Default generation budget for the explicit task (models may override it per run)."""
+    """Default generation budget for the explicit task (models may override it per run); an
+    item may carry its own, smaller one as ``meta["max_new_tokens"]``."""
+    stop_sequences: tuple[str, ...] = ()
+    """Strings that end a generated answer (the text from the first one on is cut off)."""
 
     def resolve_config(
         self, protocol: str, overrides: Mapping[str, Any] | None = None
