@@ -196,10 +196,11 @@ class NarrativeParadigm(Paradigm):
         """Correct when the response contains the answer as a whole word, in any case.
 
         This is the source paper's rule for generated answers, used for typed ones too.
+        ``matched`` is the text that matched (``None`` when nothing did).
         """
         answer = r"\s+".join(re.escape(part) for part in item.answer.split())
         found = re.search(rf"\b{answer}\b", response, flags=re.IGNORECASE)
-        return {"correct": found is not None, "response": response}
+        return {"correct": found is not None, "matched": found.group(0) if found else None}
 
 
 def _cell_counts(config: Mapping[str, Any]) -> list[tuple[str, int]]:

@@ -52,7 +52,7 @@ def test_explicit_rows_merge_the_paradigms_judgement(stimulus_set):
     rows = score_items(scorer, items, "explicit", stimulus_sha256=stimulus_set.sha256)
     assert [row.scores["correct"] for row in rows] == [True, False, True]
     assert [row.scores["output"] for row in rows] == outputs
-    assert rows[0].scores["response"] == outputs[0]  # narrative's own key, merged in
+    assert rows[0].scores["matched"] == items[0].answer.upper()  # the paradigm's own key
     assert {row.scores["prompt_format"] for row in rows} == {"plain"}
     assert all(r.max_new_tokens == 8 and r.messages is None for r in scorer.requests)
     assert scorer.requests[0].prompt == items[0].prompt  # rendered by the stimulus generator
