@@ -155,7 +155,28 @@ def _without_environment(name: str) -> Iterator[None]:
 
 
 def _score_models(options: RunOptions, model_dir: Path, say: Callable[[str], None]) -> Path:
-    raise TracktaleError("model scoring is not wired into the main job yet")
+    """Both tasks (and the template manipulation check) on the model protocol, resumable."""
+    from tracktale.models.revisions import parse_revisions
+    from tracktale.models.runner import ScoringJob, run_scoring
+
+    results = options.folder / "results"
+    revisions = parse_revisions(list(options.revisions) if options.revisions else None)
+    for model_id in options.models:
+        say(f"models: scoring {model_id} ({len(revisions)} revision(s)) on {model_dir}")
+        job = ScoringJob(
+            stimuli=model_dir,
+            model_id=model_id,
+            out=results,
+            revisions=revisions,
+            tasks=("implicit", "explicit", "sequence"),
+        )
+        summary = run_scoring(job)
+        scored = sum(summary.scored.values())
+        say(
+            f"models: {model_id}: {scored} rows scored, {sum(summary.already.values())} "
+            "already in the store"
+        )
+    return results
 
 
 def _write_report(options: RunOptions, summary: RunSummary, say: Callable[[str], None]):

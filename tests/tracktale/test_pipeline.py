@@ -63,3 +63,22 @@ def test_a_run_never_deletes_a_file_it_cannot_read_as_a_simulated_study(tmp_path
     with pytest.raises(TracktaleError, match="not a simulated study database"):
         run_main_job(RunOptions(participants=1, out=tmp_path / "run"), say=lambda line: None)
     assert precious.read_text() == "not a database"
+
+
+def test_the_main_job_scores_a_model_and_resumes_without_rescoring(tmp_path, monkeypatch):
+    from tracktale.models.store import read_results
+    from tracktale.models.testing import make_model, make_tokenizer, save_model, train_bpe
+    from tracktale.stimuli.registry import get_paradigm
+
+    texts = [item.prompt for item in get_paradigm("narrative").generate_set("model", 9)][:400]
+    tokenizer = make_tokenizer(train_bpe(texts, 400), kind="pythia")
+    model = save_model(tmp_path / "tiny", make_model("gpt_neox", tokenizer), tokenizer)
+    options = RunOptions(participants=2, models=(str(model),), out=tmp_path / "run")
+    summary = run_main_job(options, say=lambda line: None)
+    rows = read_results(summary.results_dir)
+    assert set(rows["task"]) == {"implicit", "explicit", "sequence"}
+    assert len(rows) == 3 * 1650
+    assert (summary.report_tables / "model_accuracy.csv").is_file()
+    lines = []
+    run_main_job(options, say=lines.append)
+    assert any("0 rows scored, 4950 already in the store" in line for line in lines)
