@@ -96,12 +96,25 @@ def cli() -> None:
     default=None,
     help="The run's folder [default: $TRACKTALE_DATA/run-sSEED].",
 )
+@click.option(
+    "--serve",
+    is_flag=True,
+    help="Instead: generate the stimuli and serve the real study on SQLite, printing the "
+    "participant link and the admin link.",
+)
+@click.option(
+    "--port", type=int, default=5000, show_default=True, help="Port of the study (--serve)."
+)
+@click.pass_context
 def run(
+    ctx: click.Context,
     seed: int,
     participants: int,
     models: tuple[str, ...],
     revisions: str | None,
     out_dir: Path | None,
+    serve: bool,
+    port: int,
 ) -> None:
     """Run the main job on the embedded defaults, from stimuli to the report.
 
@@ -109,8 +122,14 @@ def run(
     study server, scores the --model models on the same items, fits the paper's statistics and
     writes every figure and table with one HTML report.
     """
-    from tracktale.pipeline import RunOptions, print_summary, run_main_job
+    from tracktale.pipeline import RunOptions, generate_stimuli, print_summary, run_main_job
 
+    if serve:
+        from tracktale.experiment.cli import serve as serve_study
+
+        generate_stimuli(seed, say=lambda line: click.echo(f"==> {line}"))
+        ctx.invoke(serve_study, study_file=None, host="127.0.0.1", port=port, workers=0)
+        return
     options = RunOptions(
         seed=seed,
         participants=participants,

@@ -69,7 +69,7 @@ def run_main_job(options: RunOptions, say: Callable[[str], None] = print) -> Run
     """
     summary = RunSummary()
     options.folder.mkdir(parents=True, exist_ok=True)
-    summary.stimulus_dirs = _generate_stimuli(options.seed, say)
+    summary.stimulus_dirs = generate_stimuli(options.seed, say)
     summary.database_url, summary.completed_participants = _simulate_participants(
         options, summary.stimulus_dirs["human"], say
     )
@@ -81,7 +81,8 @@ def run_main_job(options: RunOptions, say: Callable[[str], None] = print) -> Run
     return summary
 
 
-def _generate_stimuli(seed: int, say: Callable[[str], None]) -> dict[str, Path]:
+def generate_stimuli(seed: int, say: Callable[[str], None]) -> dict[str, Path]:
+    """The default study's human- and model-protocol narrative sets, by protocol."""
     from tracktale.stimuli.registry import get_paradigm
     from tracktale.stimulus_set import write_stimulus_set
 

@@ -82,3 +82,26 @@ def test_the_main_job_scores_a_model_and_resumes_without_rescoring(tmp_path, mon
     lines = []
     run_main_job(options, say=lines.append)
     assert any("0 rows scored, 4950 already in the store" in line for line in lines)
+
+
+def test_run_serve_generates_the_stimuli_and_hands_over_to_the_study_server(monkeypatch):
+    import click
+    from tracktale.experiment import cli as experiment_cli
+
+    from tracktale import cli
+    from tracktale.settings import data_dir
+
+    calls = []
+
+    @click.command()
+    @click.option("--port", type=int)
+    @click.pass_context
+    def fake_serve(ctx, **options):
+        calls.append(ctx.params)
+
+    monkeypatch.setattr(experiment_cli, "serve", fake_serve)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["run", "--serve", "--port", "5123"])
+    assert exit_info.value.code == 0
+    assert calls and calls[0]["port"] == 5123 and calls[0]["workers"] == 0
+    assert (data_dir() / "stimuli" / "narrative-human-s1" / "manifest.json").is_file()
