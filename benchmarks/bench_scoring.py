@@ -175,11 +175,10 @@ def bench_implicit(args, scorer, pairs):
             print(f"  {compare(best, 'tracktale', name)}")
 
 
-def bench_generation(args, scorer, items):
+def bench_generation(args, scorer, items, budget, n_prompts, rounds):
     model, tokenizer = scorer.model, scorer.tokenizer
-    prompts = [item.prompt for item in items[: args.generations]]
-    budget = get_paradigm("narrative").max_new_tokens
-    print(f"explicit: {len(prompts)} prompts, greedy, {budget} new tokens, best of {args.rounds}")
+    prompts = [item.prompt for item in items[:n_prompts]]
+    print(f"explicit: {len(prompts)} prompts, greedy, {budget} new tokens, best of {rounds}")
 
     def loop():
         outputs = []
@@ -196,7 +195,7 @@ def bench_generation(args, scorer, items):
         return outputs
 
     requests = [GenerationRequest(prompt, max_new_tokens=budget) for prompt in prompts]
-    best = best_of(args.rounds, {"loop": loop, "batched": lambda: scorer.generate(requests)})
+    best = best_of(rounds, {"loop": loop, "batched": lambda: scorer.generate(requests)})
     ((loop_wall, loop_cpu), expected), ((wall, cpu), outputs) = best["loop"], best["batched"]
     same = sum(a == b for a, b in zip(outputs, expected, strict=True))
     print(f"  {'loop of generate()':<28} {loop_wall:7.2f} s wall {loop_cpu:7.2f} s cpu")
@@ -212,6 +211,13 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=32, help="implicit pairs to score")
     parser.add_argument("--generations", type=int, default=32, help="prompts to generate from")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds (best kept)")
+    parser.add_argument(
+        "--long-budget",
+        type=int,
+        default=64,
+        help="new tokens of the second generation run (boxes and arithmetic answers are long); "
+        "0 skips it",
+    )
     parser.add_argument("--threads", type=int, default=None, help="torch threads [default: all]")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--shape", default="pythia-160m", help="pythia-160m or pythia-1b")
@@ -248,7 +254,13 @@ def run_all(args, scorer, picked) -> None:
         f"{tokens / len(pairs):.0f} tokens per prefix+continuation ({tokens / words:.2f} per word)"
     )
     bench_implicit(args, scorer, pairs)
-    bench_generation(args, scorer, picked)
+    narrative_budget = get_paradigm("narrative").max_new_tokens
+    bench_generation(args, scorer, picked, narrative_budget, args.generations, args.rounds)
+    if args.long_budget:
+        # Long answers are where batching pays: each decoding step reads every weight once
+        # for the whole batch instead of once per prompt.
+        rounds = max(1, args.rounds // 2)
+        bench_generation(args, scorer, picked, args.long_budget, args.generations // 2, rounds)
 
 
 if __name__ == "__main__":
