@@ -9,8 +9,10 @@ factor comes from the items (``condition`` and ``meta``), never from the trial r
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,6 +116,11 @@ def _find_table(folder: Path, stem: str) -> Path | None:
     return None
 
 
+def _without_password(url: str) -> str:
+    """The URL as the report may show it (a database password never goes into a report)."""
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+
+
 def _read_study_database(url: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Trials and participants straight from the study's database (SQLite or PostgreSQL)."""
     import pandas as pd
@@ -163,7 +170,8 @@ def load_human_trials(source: Any) -> HumanData:
     else:
         path = Path(source)
         if "://" in str(source):
-            return load_human_trials(_read_study_database(str(source)))
+            loaded = load_human_trials(_read_study_database(str(source)))
+            return dataclasses.replace(loaded, origin=_without_password(str(source)))
         folder = path if path.is_dir() else path.parent
         trials_path = _find_table(path, "trials") if path.is_dir() else path
         if trials_path is None:

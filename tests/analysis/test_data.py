@@ -105,6 +105,7 @@ def test_human_trials_load_straight_from_the_study_database(tmp_path, monkeypatc
     simulate_study(config, n=2, seed=3)
     human = load_human_trials(url)
     assert set(human.trials["source"]) == {"simulated"}
+    assert human.origin == url
     assert human.trials["participant_id"].nunique() == 2
     assert len(human.participants) == 2
     assert set(human.trials["role"]) >= {"main", "filler", "practice"}
@@ -133,3 +134,12 @@ def test_a_database_that_is_not_a_study_is_a_one_line_error(tmp_path):
     ).connection.commit()
     with pytest.raises(TracktaleError, match="cannot read the study database"):
         load_human_trials(f"sqlite:///{tmp_path / 'other.db'}")
+
+
+def test_a_database_password_never_reaches_the_report():
+    from tracktale.analysis.data import _without_password
+
+    assert _without_password("postgresql+psycopg://ann:s3cret@db:5432/study") == (
+        "postgresql+psycopg://ann:***@db:5432/study"
+    )
+    assert _without_password("sqlite:///study.sqlite") == "sqlite:///study.sqlite"
