@@ -257,8 +257,9 @@ def load_model_results(source: Any) -> pd.DataFrame:
     """Load model results: one row per (model_id, revision, item_id, task).
 
     Args:
-        source: A DataFrame, a ``.parquet``/``.csv`` file, or the results store's folder (read
-            with ``tracktale.models.store.read_results`` once the scoring stage provides it).
+        source: A DataFrame, a ``.parquet``/``.csv`` file, the results store's folder (read
+            with :func:`tracktale.models.store.read_results`), or a folder holding a
+            ``results.parquet|csv`` table.
 
     Returns:
         The checked results, ``revision`` as text (``""`` for none).
@@ -299,17 +300,18 @@ def load_model_results(source: Any) -> pd.DataFrame:
 
 
 def _read_store(path: Path) -> pd.DataFrame:
-    try:
-        from tracktale.models.store import read_results
-    except ImportError:
-        found = _find_table(path, "results")
-        if found is None:
-            raise TracktaleError(
-                f"{path}: not a results store (tracktale.models.store is not available) and "
-                "no results.parquet or results.csv in it"
-            ) from None
-        return read_table(found)
-    return read_results(path)
+    """A results store's shards, else a ``results.parquet|csv`` table kept in the folder."""
+    from tracktale.models.store import read_results, shards
+
+    if shards(path):
+        return read_results(path)
+    found = _find_table(path, "results")
+    if found is None:
+        raise TracktaleError(
+            f"{path}: not a results store (no part-*.parquet shards) and no results.parquet "
+            "or results.csv in it"
+        )
+    return read_table(found)
 
 
 def load_stimulus_sets(sources: Iterable[Any]) -> list[StimulusSet]:
