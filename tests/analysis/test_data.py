@@ -143,3 +143,8 @@ def test_a_database_password_never_reaches_the_report():
         "postgresql+psycopg://ann:***@db:5432/study"
     )
     assert _without_password("sqlite:///study.sqlite") == "sqlite:///study.sqlite"
+
+
+def test_a_folder_that_is_neither_a_store_nor_holds_a_table_is_named(tmp_path):
+    with pytest.raises(TracktaleError, match="not a results store"):
+        load_model_results(tmp_path)
