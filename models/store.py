@@ -83,7 +83,14 @@ BOOLEAN_COLUMNS = (
     "has_chat_template",
     "lm_head_shortcut",
 )
-INTEGER_COLUMNS = ("n_parameters", "n_tokens_good", "n_tokens_bad", "n_tokens", "max_new_tokens")
+INTEGER_COLUMNS = (
+    "n_parameters",
+    "n_tokens_good",
+    "n_tokens_bad",
+    "n_tokens",
+    "max_new_tokens",
+    "output_n_tokens",
+)
 FLOAT_COLUMNS = (
     "logprob_good",
     "logprob_bad",
@@ -93,6 +100,7 @@ FLOAT_COLUMNS = (
     "prior_bad",
     "logprob",
     "mean",
+    "output_logprob",
 )
 
 SHARD_PATTERN = "part-*.parquet"
@@ -248,15 +256,28 @@ class ShardWriter:
             self.written.append(path)
 
     def merge(self) -> Path | None:
-        """Replace this writer's shards by one (the new shard is in place before any removal)."""
+        """Replace this writer's shards by one (the new shard is in place before any removal).
+
+        When another process compacted the store meanwhile (some of the shards are gone, their
+        rows now in its shard), nothing is merged: every row is already stored once.
+        """
         if len(self.written) < 2:
             return self.written[0] if self.written else None
-        merged = _merge(self.folder, self.written)
+        try:
+            merged = _merge(self.folder, self.written)
+        except (FileNotFoundError, TracktaleError):
+            if all(path.exists() for path in self.written):
+                raise
+            self.written = [path for path in self.written if path.exists()]
+            return None
         self.written = [merged]
         return merged
 
 
 def _merge(folder: Path, parts: Sequence[Path]) -> Path:
+    for part in parts:
+        if not part.exists():
+            raise FileNotFoundError(part)
     frame = pd.concat([_read_shard(part, None) for part in parts], ignore_index=True, sort=False)
     frame = frame.sort_values("written_at", kind="stable").drop_duplicates(list(KEY), keep="last")
     merged = _write_frame(folder, frame.reset_index(drop=True))
