@@ -14,7 +14,8 @@ from typing import Any
 
 from tracktale.errors import TracktaleError
 
-_SIZE = re.compile(r"^\d+(\.\d+)?\s*([KMGT]i?B)$", re.IGNORECASE)
+# The units accelerate reads, exactly (it takes a lower-case "gb" for gigabits).
+_SIZE = re.compile(r"^\d+(\.\d+)?\s*([KMG]i?B)$")
 _DEVICE = re.compile(r"^(\d+|cpu|mps|disk)$")
 
 
@@ -30,7 +31,7 @@ def parse_max_memory(spec: str | Mapping[Any, Any] | None, *, name: str = "--max
 
     Raises:
         TracktaleError: For a device that is not a GPU index, ``cpu``, ``mps`` or ``disk``, a size
-            without a unit (``70GiB``, ``500MB``), or an empty list.
+            without one of the units KB, MB, GB, KiB, MiB, GiB, or an empty list.
     """
     if spec is None:
         return None

@@ -86,7 +86,7 @@ class HFScorer(Scorer):
         resolved = resolve_model(model_id, revision)
         placement = {"device_map": self.device_map}
         if self.max_memory is not None:
-            placement["max_memory"] = self.max_memory
+            placement["max_memory"] = dict(self.max_memory)  # accelerate rewrites it in place
         if offload_folder is not None:
             placement["offload_folder"] = str(offload_folder)
         self.tokenizer, self.model = _load(resolved, DTYPES[dtype], placement)
