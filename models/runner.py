@@ -22,7 +22,7 @@ from typing import Any
 
 from tracktale.models import store
 from tracktale.models.registry import check_backend, check_model, load_scorer, recorded_dtype
-from tracktale.models.tasks import TaskOptions, applies, score_items
+from tracktale.models.tasks import TaskOptions, applies, generation_budget, score_items
 
 from tracktale.errors import TracktaleError
 from tracktale.item import ROLES, Item
@@ -317,7 +317,8 @@ def _done_ids(job: ScoringJob, stored, revision, task, candidates: list[Item]) -
         return set()
     rows = stored[(stored["revision"] == (revision or "")) & (stored["task"] == task)]
     wanted = {item.item_id for item in candidates}
-    rows = rows[rows["item_id"].isin(wanted)]
+    # A set lookup per row: Series.isin on arrow strings rebuilds its values on every call.
+    rows = rows[[item_id in wanted for item_id in rows["item_id"].tolist()]]
     if not len(rows):
         return set()
     _check_settings(job, rows, revision, task, candidates)
@@ -339,10 +340,18 @@ def _check_settings(job, rows, revision, task, candidates: list[Item]) -> None:
         from tracktale.stimuli.registry import get_paradigm
 
         by_id = {item.item_id: item for item in candidates}
-        for item_id, stored_budget in zip(rows["item_id"], rows["max_new_tokens"], strict=True):
+        defaults: dict[str, int] = {}
+        stored_budgets = rows["max_new_tokens"].tolist()
+        for item_id, stored_budget in zip(rows["item_id"].tolist(), stored_budgets, strict=True):
+            if pd.isna(stored_budget):
+                continue
             item = by_id[item_id]
-            budget = job.options.max_new_tokens or get_paradigm(item.paradigm).max_new_tokens
-            if not pd.isna(stored_budget) and stored_budget != budget:
+            if item.paradigm not in defaults:
+                defaults[item.paradigm] = get_paradigm(item.paradigm).max_new_tokens
+            # The same budget the task gives it: the run's, else the item's own, else the
+            # paradigm's.
+            budget = generation_budget(job.options, item, defaults[item.paradigm])
+            if stored_budget != budget:
                 _refuse(job, revision, task, "max_new_tokens", stored_budget, budget)
 
 

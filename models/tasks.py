@@ -189,7 +189,7 @@ def _explicit(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> li
                 f"item {item.item_id} has no plain-text prompt (try --prompt-format chat)"
             )
         paradigm = get_paradigm(item.paradigm)
-        budget = _budget(options, item, paradigm.max_new_tokens)
+        budget = generation_budget(options, item, paradigm.max_new_tokens)
         requests.append(
             GenerationRequest(
                 prompt=item.prompt or "",
@@ -236,7 +236,7 @@ def _generation_columns(generation: Generation) -> dict[str, Any]:
     return columns
 
 
-def _budget(options: TaskOptions, item: Item, paradigm_default: int) -> int:
+def generation_budget(options: TaskOptions, item: Item, paradigm_default: int) -> int:
     """The run's --max-new-tokens, else the item's own budget, else the paradigm's default."""
     if options.max_new_tokens is not None:
         return options.max_new_tokens
