@@ -27,6 +27,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tracktale.models import scheduler, store
@@ -93,10 +94,14 @@ def count_rows(plan: SweepPlan) -> dict[str, tuple[int, int]]:
     """
     sets = [read_stimulus_set(folder) for folder in plan.stimuli]
     frame = _stored_frame(plan)
+    # One pass over the store: a plan of a thousand jobs then looks at its own rows only.
+    groups = {} if frame is None else dict(list(frame.groupby(["model_id", "revision"])))
+    empty = None if frame is None else frame.iloc[0:0]
     counts = {job.label: (0, 0) for job in plan.jobs}
     for job in plan.jobs:
+        rows = groups.get((job.model_id, job.revision or ""), empty)
         for stimulus_set in sets:
-            for revision_plan in plan_job(scoring_job(job, stimulus_set), stimulus_set, frame):
+            for revision_plan in plan_job(scoring_job(job, stimulus_set), stimulus_set, rows):
                 stored, total = counts[job.label]
                 already = sum(revision_plan.already.values())
                 counts[job.label] = (stored + already, total + already + revision_plan.n_todo)
@@ -197,11 +202,26 @@ def run_sweep(
 
 
 def _check_models(jobs: Sequence[SweepJob]) -> None:
-    """Every model and revision exists (or is cached) before anything runs for hours."""
+    """Every model and revision exists (or is cached) before anything runs for hours.
+
+    A hub model's branches and tags are listed once; only revisions not among them (commits)
+    are resolved one by one, so a 154-checkpoint sweep asks the hub once per model.
+    """
+    from tracktale.models.hub import list_revisions
     from tracktale.models.registry import check_model
 
+    listed: dict[str, set[str]] = {}
     for job in jobs:
-        check_model(job.model_id, job.revision, backend=job.scoring.get("backend", "hf"))
+        backend = job.scoring.get("backend", "hf")
+        if backend == "hf" and job.revision is not None and not Path(job.model_id).is_dir():
+            if job.model_id not in listed:
+                try:
+                    listed[job.model_id] = set(list_revisions(job.model_id)[0])
+                except TracktaleError:
+                    listed[job.model_id] = set()  # check_model says what is wrong
+            if job.revision in listed[job.model_id]:
+                continue
+        check_model(job.model_id, job.revision, backend=backend)
 
 
 def _run_here(plan: SweepPlan, jobs: Sequence[SweepJob], reporter: SweepReporter) -> None:

@@ -132,3 +132,20 @@ def test_local_model_folders_are_relative_to_the_plan(tmp_path, set_dir, model_d
     path = write(tmp_path, BASE.replace("EleutherAI/pythia-70m", "./models/tiny"))
     plan = load_plan(path)
     assert plan.jobs[0].model_id == str((tmp_path / "models" / "tiny").resolve())
+
+
+def test_the_readme_plan_example_is_a_valid_plan(tmp_path, stimulus_dir):
+    from tests.conftest import REPO_ROOT
+
+    readme = (REPO_ROOT / "README.md").read_text()
+    section = readme[readme.index("### Running on a cluster") :]
+    example = section[section.index("```yaml") + len("```yaml") : section.index("```\n")]
+    (tmp_path / "sets").mkdir()
+    for name in ("model", "boxes"):
+        (tmp_path / "sets" / name).symlink_to(stimulus_dir)
+    plan = load_plan(write(tmp_path, example))
+    assert plan.executor == "slurm" and len(plan.jobs) == 154 + 2 + 1 + 1
+    llama, gpt = plan.jobs[-2], plan.jobs[-1]
+    assert llama.resources.gpus_per_node == 2 and llama.resources.partition == "gpu"
+    assert llama.scoring["max_memory"] == {0: "75GiB", 1: "75GiB"}
+    assert gpt.scoring["backend"] == "openai" and gpt.tasks == ("explicit",)

@@ -205,3 +205,15 @@ def test_submitit_local_executor(offline_hub, stimulus_dir, tmp_path, capsys):
     assert {record["executor"] for record in records.values()} == {"submitit-local"}
     views = scheduler.scheduler_views(records)
     assert all(view.succeeded for view in views.values())
+
+
+def test_an_unknown_revision_stops_the_sweep_before_anything_runs(
+    offline_hub, stimulus_dir, tmp_path, capsys
+):
+    path = write_plan(tmp_path, stimulus_dir)
+    path.write_text(path.read_text().replace("step1000", "step7"))
+    code, _, err = run(["models", "sweep", "--plan", str(path)], capsys)
+    assert code == 1 and err.count("\n") == 2  # the plan line, then the one-line error
+    assert f"model '{HUB_ID}' has no revision 'step7' in the local cache" in err
+    assert not (tmp_path / "results").exists()
+    assert scheduler.SweepState(tmp_path / "results").read() == {}
