@@ -12,6 +12,8 @@ Layout and guarantees:
   task)``, the most recently written row, so every result is held exactly once even when two
   shards hold the same key (a rescore, or a compaction interrupted before it removed the shards it
   merged). :func:`compact` rewrites a store as one shard; a run merges its own shards at the end.
+  A shard removed by a merge while a reader reads the store means the merged shard is already in
+  place: the reader lists the shards again.
 - ``revision`` is ``""`` for a model's default branch.
 
 This module needs pandas and pyarrow but never torch: the analysis stage imports it.
@@ -185,6 +187,8 @@ def _read_shard(path: Path, columns: Sequence[str] | None) -> pd.DataFrame:
             present = set(pq.read_schema(path).names)
             columns = [name for name in columns if name in present]
         return pq.read_table(path, columns=columns).to_pandas()
+    except FileNotFoundError:
+        raise  # merged away by another process: the caller lists the shards again
     except (OSError, pa.ArrowException) as error:
         raise TracktaleError(f"cannot read results shard {path}: {error}") from None
 
@@ -211,8 +215,7 @@ def read_results(
     if not target.exists():
         raise TracktaleError(f"no results at {target}")
     wanted = None if columns is None else list(dict.fromkeys([*KEY, "written_at", *columns]))
-    frames = [_read_shard(shard, wanted) for shard in shards(target)]
-    frames = [frame for frame in frames if len(frame)]
+    frames = _read_every_shard(target, wanted)
     frame = pd.concat(frames, ignore_index=True, sort=False) if frames else pd.DataFrame()
     expected = STANDARD_COLUMNS if wanted is None else wanted
     for name in expected:
@@ -223,6 +226,20 @@ def read_results(
         frame = frame.drop_duplicates(list(KEY), keep="last")
     frame = frame.reset_index(drop=True)
     return _typed(frame)
+
+
+_ATTEMPTS = 20
+
+
+def _read_every_shard(target: Path, columns: list[str] | None) -> list[pd.DataFrame]:
+    """Every non-empty shard; listed again when a merge removes one under the reader."""
+    for _ in range(_ATTEMPTS):
+        try:
+            frames = [_read_shard(shard, columns) for shard in shards(target)]
+        except FileNotFoundError:
+            continue  # the shards it was merged into are in place: list them again
+        return [frame for frame in frames if len(frame)]
+    raise TracktaleError(f"cannot read {target}: its shards kept changing while being read")
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -308,8 +325,13 @@ def compact(path: str | os.PathLike[str]) -> tuple[int, int]:
         with contextlib.suppress(OSError):
             if now - stale.stat().st_mtime > _STALE_TMP_SECONDS:
                 stale.unlink()
-    parts = shards(folder)
-    if len(parts) < 2:
-        return (len(_read_shard(parts[0], list(KEY))) if parts else 0), len(parts)
-    merged = _merge(folder, parts)
-    return len(_read_shard(merged, list(KEY))), len(parts)
+    for _ in range(_ATTEMPTS):
+        parts = shards(folder)
+        try:
+            if len(parts) < 2:
+                return (len(_read_shard(parts[0], list(KEY))) if parts else 0), len(parts)
+            merged = _merge(folder, parts)
+            return len(_read_shard(merged, list(KEY))), len(parts)
+        except FileNotFoundError:
+            continue  # another writer merged some of them meanwhile
+    raise TracktaleError(f"cannot compact {folder}: its shards kept changing")
