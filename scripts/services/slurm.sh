@@ -18,11 +18,11 @@ service_slurm_start() {
   # Two free ports, so that a cluster another checkout started on this machine is left alone.
   ports=$(_slurm_free_ports 2) || { echo "==> slurm: no free ports" >&2; return 1; }
   set -- $ports
-  # KillWait=2: a cancelled test job is killed two seconds after SIGTERM (submitit ignores
-  # SIGTERM, waiting for a requeue signal), not thirty.
+  # Addresses are 127.0.0.1, whatever the host name resolves to. KillWait=2: a cancelled test
+  # job is killed two seconds after SIGTERM (submitit ignores SIGTERM), not thirty.
   cat >"$dir/slurm.conf" <<CONF
 ClusterName=tracktale-test
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmUser=root
 AuthType=auth/munge
 ProctrackType=proctrack/linuxproc
@@ -42,7 +42,7 @@ SlurmctldLogFile=$dir/log/slurmctld.log
 SlurmdLogFile=$dir/log/slurmd.log
 SlurmctldPort=$1
 SlurmdPort=$2
-NodeName=$host CPUs=$cpus RealMemory=4000 State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=4000 State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
   export SLURM_CONF="$dir/slurm.conf"
