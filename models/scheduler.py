@@ -266,20 +266,26 @@ def _slurm_states(job_ids: set[str]) -> dict[str, str]:
     states = _run_table(
         ["squeue", "--noheader", "--array", "--states=all", "--format=%i|%T"],
         bases,
+        required=True,
     )
     unseen = sorted({job_id.split("_")[0] for job_id in job_ids if job_id not in states})
     if unseen:
         accounted = _run_table(
             ["sacct", "--noheader", "--parsable2", "--allocations", "--format=JobID,State"],
             unseen,
+            required=False,
         )
         for job_id, state in accounted.items():
             states.setdefault(job_id, state)
     return states
 
 
-def _run_table(command: list[str], job_ids: Sequence[str]) -> dict[str, str]:
-    """Run ``squeue``/``sacct`` for some job ids; ``{}`` when the command fails or is missing."""
+def _run_table(command: list[str], job_ids: Sequence[str], *, required: bool) -> dict[str, str]:
+    """Run ``squeue``/``sacct`` for some job ids: job id -> state.
+
+    Jobs SLURM has forgotten are simply absent. When a ``required`` command (squeue) cannot
+    answer, that is an error: calling running jobs failed would submit them a second time.
+    """
     states: dict[str, str] = {}
     for start in range(0, len(job_ids), 500):
         chunk = ",".join(job_ids[start : start + 500])
@@ -287,10 +293,19 @@ def _run_table(command: list[str], job_ids: Sequence[str]) -> dict[str, str]:
             out = subprocess.run(
                 [*command, f"--jobs={chunk}"], capture_output=True, text=True, timeout=60
             )
-        except (OSError, subprocess.SubprocessError):
+        except (OSError, subprocess.SubprocessError) as error:
+            if required:
+                raise TracktaleError(
+                    f"cannot ask SLURM about the sweep's jobs ({command[0]}: {error}); run this "
+                    "where SLURM's commands work"
+                ) from None
             return states
         if out.returncode != 0:
-            continue  # every id unknown (purged), or no accounting on this cluster
+            # Every id unknown (purged after MinJobAge), or no accounting on this cluster.
+            if required and "Invalid job id" not in out.stderr:
+                first = (out.stderr.strip().splitlines() or ["no message"])[-1]
+                raise TracktaleError(f"cannot ask SLURM about the sweep's jobs: {first}")
+            continue
         for line in out.stdout.splitlines():
             job_id, _, state = line.strip().partition("|")
             if job_id and state:

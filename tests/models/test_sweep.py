@@ -217,3 +217,18 @@ def test_an_unknown_revision_stops_the_sweep_before_anything_runs(
     assert f"model '{HUB_ID}' has no revision 'step7' in the local cache" in err
     assert not (tmp_path / "results").exists()
     assert scheduler.SweepState(tmp_path / "results").read() == {}
+
+
+def test_a_scheduler_that_cannot_answer_is_an_error_not_a_failed_job(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake_command(bin_dir, "squeue", "echo 'slurm_load_jobs error: Unable to contact' >&2\nexit 1\n")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    record = {"executor": "slurm", "job_id": "41_0", "folder": str(tmp_path / "%j")}
+    with pytest.raises(TracktaleError, match="cannot ask SLURM .*: slurm_load_jobs error"):
+        scheduler.scheduler_views({"a": record})
+    # Jobs SLURM has forgotten (after MinJobAge) are ended, not an error.
+    fake_command(bin_dir, "squeue", "echo 'Invalid job id specified' >&2\nexit 1\n")
+    fake_command(bin_dir, "sacct", "echo 'accounting storage is disabled' >&2\nexit 1\n")
+    view = scheduler.scheduler_views({"a": record})["a"]
+    assert not view.active and view.state == "ENDED" and view.succeeded is False
