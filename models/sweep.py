@@ -86,13 +86,20 @@ def scoring_job(job: SweepJob, stimuli: StimulusSet | os.PathLike[str] | str) ->
     )
 
 
-def count_rows(plan: SweepPlan) -> dict[str, tuple[int, int]]:
+def count_rows(
+    plan: SweepPlan, sets: Sequence[StimulusSet] | None = None
+) -> dict[str, tuple[int, int]]:
     """Per job label: rows the store holds and rows the job has to produce.
+
+    Args:
+        plan: The plan.
+        sets: Its stimulus sets, already read (``None``: read them).
 
     Raises:
         TracktaleError: If stored rows of a model were scored with other settings.
     """
-    sets = [read_stimulus_set(folder) for folder in plan.stimuli]
+    if sets is None:
+        sets = [read_stimulus_set(folder) for folder in plan.stimuli]
     frame = _stored_frame(plan)
     # One pass over the store: a plan of a thousand jobs then looks at its own rows only.
     groups = {} if frame is None else dict(list(frame.groupby(["model_id", "revision"])))
@@ -116,9 +123,9 @@ def _stored_frame(plan: SweepPlan):
     return store.read_results(plan.store, columns=SETTINGS_COLUMNS)
 
 
-def sweep_status(plan: SweepPlan) -> list[JobStatus]:
-    """Each job's state, from the results store and the scheduler."""
-    counts = count_rows(plan)
+def sweep_status(plan: SweepPlan, sets: Sequence[StimulusSet] | None = None) -> list[JobStatus]:
+    """Each job's state, from the results store and the scheduler (``sets``: as read)."""
+    counts = count_rows(plan, sets)
     records = scheduler.SweepState(plan.store).read()
     views = scheduler.scheduler_views(
         {job.label: records[job.label] for job in plan.jobs if job.label in records}
@@ -173,7 +180,8 @@ def run_sweep(
         Every job's status afterwards (right after submission unless waiting).
     """
     reporter = reporter or SweepReporter()
-    statuses = sweep_status(plan)
+    sets = [read_stimulus_set(folder) for folder in plan.stimuli]
+    statuses = sweep_status(plan, sets)
     todo = [status.job for status in statuses if status.state in ("missing", "failed")]
     running = sum(status.state == "running" for status in statuses)
     done = sum(status.state == "done" for status in statuses)
@@ -191,9 +199,11 @@ def run_sweep(
             ids = sorted({record["job_id"].split("_")[0] for record in records.values()})
             reporter.notice(f"submitted {len(records)} jobs ({plan.executor} {', '.join(ids)})")
     if plan.executor != "local" and not wait:
-        return sweep_status(plan)
-    statuses = wait_for(plan, poll_interval, reporter) if plan.executor != "local" else None
-    statuses = statuses or sweep_status(plan)
+        return sweep_status(plan, sets)
+    if plan.executor == "local":
+        statuses = sweep_status(plan, sets)
+    else:
+        statuses = wait_for(plan, poll_interval, reporter, sets=sets)
     if all(status.state == "done" for status in statuses) and store.shards(plan.store):
         rows, merged = store.compact(plan.store)
         if merged > 1:
@@ -246,11 +256,14 @@ def wait_for(
     poll_interval: float,
     reporter: SweepReporter,
     sleep: Callable[[float], None] = time.sleep,
+    sets: Sequence[StimulusSet] | None = None,
 ) -> list[JobStatus]:
     """Look at the store and the scheduler until no job is pending or running."""
+    if sets is None:
+        sets = [read_stimulus_set(folder) for folder in plan.stimuli]
     last = None
     while True:
-        statuses = sweep_status(plan)
+        statuses = sweep_status(plan, sets)
         counts = {state: sum(s.state == state for s in statuses) for state in STATES}
         summary = ", ".join(f"{counts[state]} {state}" for state in STATES if counts[state])
         if summary != last:
