@@ -1,7 +1,7 @@
-"""``tracktale models``: score models on stimulus sets, list revisions, compact results.
+"""``tracktale models``: score models on stimulus sets, run sweeps, list revisions, compact.
 
-A thin layer over :mod:`tracktale.models.runner`; torch, transformers and pandas are imported
-inside the commands only.
+A thin layer over :mod:`tracktale.models.runner` and :mod:`tracktale.models.sweep`; torch,
+transformers and pandas are imported inside the commands only.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.table import Table
+from tracktale.models.registry import backend_names
 from tracktale.models.revisions import PRESET_HELP
 from tracktale.models.tokens import BOS_POLICIES, PROMPT_FORMATS
 
@@ -76,7 +77,27 @@ def models() -> None:
     show_default=True,
     help="Compute dtype; half precision is for GPUs.",
 )
-@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N.")
+@click.option(
+    "--device",
+    default="auto",
+    show_default=True,
+    help="auto (a GPU if there is one; several GPUs: the model is spread across them with "
+    "device_map='auto'), cpu, cuda or cuda:N.",
+)
+@click.option(
+    "--max-memory",
+    default=None,
+    metavar="BUDGETS",
+    help="hf backend: per-device memory budgets for a model larger than one GPU, e.g. "
+    "0=70GiB,1=70GiB (cpu=... offloads to the CPU); loads with device_map='auto' "
+    "(needs --device auto).",
+)
+@click.option(
+    "--offload-folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="hf backend: where layers that fit in no --max-memory budget may go (slow).",
+)
 @click.option(
     "--batch-size",
     type=click.IntRange(min=1),
@@ -121,7 +142,39 @@ def models() -> None:
 @click.option(
     "--rescore", is_flag=True, help="Score everything again, replacing stored rows of this model."
 )
-@click.option("--backend", default="hf", show_default=True, help="Scoring backend.")
+@click.option(
+    "--backend",
+    type=click.Choice(backend_names()),
+    default="hf",
+    show_default=True,
+    help="hf: a transformers model (every task); openai: an OpenAI-compatible chat endpoint "
+    "(explicit task only).",
+)
+@click.option(
+    "--base-url",
+    default=None,
+    help="openai backend: the API root [default: $OPENAI_BASE_URL, else "
+    "https://api.openai.com/v1].",
+)
+@click.option(
+    "--api-key-env",
+    default=None,
+    metavar="NAME",
+    help="openai backend: the environment variable holding the API key [default: "
+    "OPENAI_API_KEY]; keys are never given on the command line.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=None,
+    help="openai backend: requests in flight at most [default: 8].",
+)
+@click.option(
+    "--request-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="openai backend: seconds to wait for one answer [default: 120].",
+)
 def score(**options) -> None:
     """Score a model (and its revisions) on a stimulus set into a results store.
 
@@ -156,6 +209,7 @@ def score(**options) -> None:
         roles=tuple(part.strip() for part in options["roles"].split(",") if part.strip()),
         limit=options["limit"],
         rescore=options["rescore"],
+        backend_options=_backend_options(options),
     )
     _quiet_libraries()
     if err_console.is_terminal:
@@ -164,6 +218,24 @@ def score(**options) -> None:
     else:
         summary = run_scoring(job, _LogReporter())
     _print_summary(job, summary)
+
+
+_BACKEND_FLAGS = (
+    "max_memory",
+    "offload_folder",
+    "base_url",
+    "api_key_env",
+    "concurrency",
+    "request_timeout",
+)
+
+
+def _backend_options(options: dict) -> dict:
+    """The backend's own options that were given (the runner checks they fit the backend)."""
+    given = {name: options[name] for name in _BACKEND_FLAGS if options[name] is not None}
+    if "offload_folder" in given:
+        given["offload_folder"] = str(given["offload_folder"])
+    return given
 
 
 def _quiet_libraries() -> None:
@@ -296,3 +368,93 @@ def compact(results: Path) -> None:
         raise TracktaleError(f"no results at {results}")
     rows, merged = compact_store(results)
     console.print(f"{results}: {rows} rows in one shard (merged {merged} shards)")
+
+
+@models.command()
+@click.option(
+    "--plan",
+    "plan_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The sweep plan (YAML): store, stimuli, tasks, models and revisions, scoring settings "
+    "and the executor (see the README's 'Running on a cluster').",
+)
+@click.option(
+    "--status",
+    "status_only",
+    is_flag=True,
+    help="Show each job's state (done, running, failed, missing) from the store and the "
+    "scheduler; submit nothing.",
+)
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="slurm and submitit-local: after submitting, wait until no job is pending or running, "
+    "then merge the store's shards.",
+)
+@click.option(
+    "--poll-interval",
+    type=click.FloatRange(min=0.1),
+    default=30.0,
+    show_default=True,
+    help="Seconds between looks at the store and the scheduler while waiting.",
+)
+def sweep(plan_path: Path, status_only: bool, wait: bool, poll_interval: float) -> None:
+    """Score a plan's models x revisions x tasks x stimulus sets, one job per model revision.
+
+    Jobs whose rows are all in the store are skipped, jobs still pending or running are left
+    alone, and the rest (never run, failed, cancelled, out of time) are run or submitted: run
+    the same command again after a failure. Executors: local (one job after another, here),
+    slurm (a job array through submitit) and submitit-local.
+    """
+    from tracktale.models.plan import load_plan
+    from tracktale.models.sweep import run_sweep, sweep_status
+
+    plan = load_plan(plan_path)
+    if status_only:
+        _print_status(plan, sweep_status(plan))
+        return
+    _quiet_libraries()
+    statuses = run_sweep(plan, wait=wait, poll_interval=poll_interval, reporter=_SweepLog())
+    _print_status(plan, statuses)
+    unfinished = [status for status in statuses if status.state in ("failed", "missing")]
+    if unfinished and (plan.executor == "local" or wait):
+        failed = sum(status.state == "failed" for status in unfinished)
+        raise TracktaleError(
+            f"{len(unfinished)} of {len(statuses)} jobs are not done ({failed} failed): "
+            "see the table; run the same command again to re-submit them"
+        )
+
+
+class _SweepLog:
+    """Sweep notices on stderr; jobs run here report one line per written chunk."""
+
+    def notice(self, message: str) -> None:
+        err_console.print(f"tracktale: {message}")
+
+    def job_reporter(self, job):
+        return _LogReporter()
+
+
+def _print_status(plan, statuses) -> None:
+    """A table on a terminal; tab-separated lines (one per job) for scripts and logs."""
+    columns = ("job", "state", "rows", "scheduler id", "detail")
+    rows = [
+        (s.job.label, s.state, f"{s.stored}/{s.total}", s.scheduler_id or "", s.detail)
+        for s in statuses
+    ]
+    if console.is_terminal:
+        table = Table(title=f"{plan.path} -> {plan.store} ({plan.executor})")
+        for column in columns:
+            table.add_column(column, justify="right" if column == "rows" else "left")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    else:
+        click.echo("\t".join(columns))
+        for row in rows:
+            click.echo("\t".join(row))
+    counts = {}
+    for status in statuses:
+        counts[status.state] = counts.get(status.state, 0) + 1
+    click.echo(", ".join(f"{count} {state}" for state, count in counts.items()))

@@ -5,6 +5,11 @@ to its commit first, see :mod:`tracktale.models.hub`). Requests are sorted by le
 into batches; the tensor work is in :mod:`tracktale.models.hf_forward`. When a batch runs out of
 memory, the batch size is halved for the rest of the run and the scorer says so; at batch size 1
 it gives up with one line.
+
+A model larger than one GPU is loaded with ``device_map="auto"`` (accelerate): with ``device``
+``auto`` on a machine with several GPUs, or whenever ``max_memory`` gives per-device budgets
+(:mod:`tracktale.models.devices`). The scoring code is the same: inputs go to the device of the
+input embedding and every result is brought back there, wherever the last layers sit.
 """
 
 from __future__ import annotations
@@ -12,13 +17,14 @@ from __future__ import annotations
 import gc
 import logging
 import platform
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
 from tracktale.models import hf_forward
+from tracktale.models.devices import format_max_memory, parse_max_memory
 from tracktale.models.hub import ResolvedModel, resolve_model
-from tracktale.models.tokens import TextEncoder, has_chat_template, resolve_bos
+from tracktale.models.tokens import TextEncoder, cut_at_stop, has_chat_template, resolve_bos
 
 import tracktale
 from tracktale.errors import TracktaleError
@@ -48,6 +54,10 @@ class HFScorer(Scorer):
         batch_size: Prefixes (or texts, or prompts) per forward pass; halved on out-of-memory.
         bos: BOS policy, see :mod:`tracktale.models.tokens`.
         notify: Called with one line when the scorer changes something on its own (batch size).
+        max_memory: Per-device budgets (``{0: "70GiB", 1: "70GiB"}`` or ``"0=70GiB,1=70GiB"``);
+            loads with ``device_map="auto"`` across them (``device`` must be ``auto``).
+        offload_folder: Where accelerate may put layers that fit in no budget (slow; for a
+            model that does not fit at all).
     """
 
     name = "hf"
@@ -62,6 +72,8 @@ class HFScorer(Scorer):
         batch_size: int = 16,
         bos: str = "auto",
         notify: Callable[[str], None] | None = None,
+        max_memory: Mapping[int | str, str] | str | None = None,
+        offload_folder: str | None = None,
     ) -> None:
         if dtype not in DTYPES:
             raise TracktaleError(f"--dtype: {dtype!r} is not one of {', '.join(DTYPES)}")
@@ -69,9 +81,15 @@ class HFScorer(Scorer):
             raise TracktaleError(f"--batch-size must be at least 1, got {batch_size}")
         self.batch_size = batch_size
         self.notify = notify or logger.warning
-        self.device_map = _device_map(device)
+        self.max_memory = parse_max_memory(max_memory)
+        self.device_map = _device_map(device, self.max_memory)
         resolved = resolve_model(model_id, revision)
-        self.tokenizer, self.model = _load(resolved, DTYPES[dtype], self.device_map)
+        placement = {"device_map": self.device_map}
+        if self.max_memory is not None:
+            placement["max_memory"] = dict(self.max_memory)  # accelerate rewrites it in place
+        if offload_folder is not None:
+            placement["offload_folder"] = str(offload_folder)
+        self.tokenizer, self.model = _load(resolved, DTYPES[dtype], placement)
         self.encoder = TextEncoder(self.tokenizer, resolve_bos(self.tokenizer, bos, model_id))
         self.forward = hf_forward.ForwardModel(
             self.model, _pad_id(self.tokenizer), hf_forward.head_is_plain(self.model)
@@ -108,6 +126,8 @@ class HFScorer(Scorer):
             "model_class": type(self.model).__name__,
             "attn_implementation": getattr(self.model.config, "_attn_implementation", None),
             "lm_head_shortcut": self.forward.plain_head,
+            "device_map": self.device_map,
+            "max_memory": format_max_memory(self.max_memory),
             "torch_version": torch.__version__,
             "transformers_version": transformers.__version__,
             "tokenizers_version": tokenizers.__version__,
@@ -173,7 +193,7 @@ class HFScorer(Scorer):
         texts = []
         for request, ids in zip(requests, outputs, strict=True):
             text = self.tokenizer.decode(ids[: request.max_new_tokens], skip_special_tokens=True)
-            texts.append(_cut_at_stop(text, request.stop))
+            texts.append(cut_at_stop(text, request.stop))
         return texts
 
     def _finished_check(
@@ -256,7 +276,20 @@ def is_out_of_memory(error: BaseException) -> bool:
     )
 
 
-def _device_map(device: str) -> str:
+def _device_map(device: str, max_memory: Mapping[int | str, str] | None = None) -> str:
+    if max_memory is not None:
+        if device != "auto":
+            raise TracktaleError(
+                f"--max-memory places the model across devices: use it with --device auto, "
+                f"not --device {device}"
+            )
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        for index in (key for key in max_memory if isinstance(key, int)):
+            if index >= gpus:
+                raise TracktaleError(
+                    f"--max-memory: there is no GPU {index} here ({gpus} CUDA devices)"
+                )
+        return "auto"
     if device == "auto":
         if not torch.cuda.is_available():
             return "cpu"
@@ -271,11 +304,21 @@ def _device_map(device: str) -> str:
 
 
 def _device_name(model: Any) -> str:
-    devices = sorted({str(p.device) for p in model.parameters()})
+    placed = getattr(model, "hf_device_map", None)  # accelerate's placement, offloading included
+    if placed:
+        devices = sorted({_named(device) for device in placed.values()})
+    else:
+        devices = sorted({str(p.device) for p in model.parameters()})
     return devices[0] if len(devices) == 1 else "auto:" + ",".join(devices)
 
 
-def _load(resolved: ResolvedModel, dtype: torch.dtype, device_map: str) -> tuple[Any, Any]:
+def _named(device: Any) -> str:
+    return f"cuda:{device}" if isinstance(device, int) else str(device)
+
+
+def _load(
+    resolved: ResolvedModel, dtype: torch.dtype, placement: dict[str, Any]
+) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -286,12 +329,12 @@ def _load(resolved: ResolvedModel, dtype: torch.dtype, device_map: str) -> tuple
             resolved.model_id, revision=resolved.load_revision
         )
         model = AutoModelForCausalLM.from_pretrained(
-            resolved.model_id, revision=resolved.load_revision, dtype=dtype, device_map=device_map
+            resolved.model_id, revision=resolved.load_revision, dtype=dtype, **placement
         )
     except Exception as error:  # noqa: BLE001 - every loading failure becomes one line
         if is_out_of_memory(error):
             raise TracktaleError(
-                f"out of memory loading {where} on {device_map} as {dtype}"
+                f"out of memory loading {where} on {placement['device_map']} as {dtype}"
             ) from None
         first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise TracktaleError(f"cannot load {where}: {first_line}") from None
@@ -314,8 +357,3 @@ def _stop_ids(model: Any, tokenizer: Any) -> set[int]:
     if configured is None:
         return set()
     return set(configured) if isinstance(configured, list | tuple) else {int(configured)}
-
-
-def _cut_at_stop(text: str, stops: Sequence[str]) -> str:
-    cut = min((text.find(stop) for stop in stops if stop and stop in text), default=len(text))
-    return text[:cut]

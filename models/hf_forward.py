@@ -13,6 +13,11 @@ Doing less work is the whole speed-up:
 Models whose causal-LM head does more than the output embedding (logit soft-capping or
 scaling) are detected at load time (:func:`head_is_plain`) and scored through the full model
 instead, at the cost of computing logits at every position.
+
+**Models across devices** (``device_map="auto"``): inputs are built on the device of the input
+embedding (:attr:`ForwardModel.device`), which need not be ``model.device``; accelerate's hooks
+move activations from layer to layer, and what comes out of the last layer or the head is
+brought back to that device before it meets the inputs again (indices, masks, targets).
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ class ForwardModel:
     plain_head: bool = True
 
     def __post_init__(self) -> None:
-        self.device = self.model.get_input_embeddings().weight.device
+        self.device = input_device(self.model)
         body = self.model.base_model if self.plain_head else self.model
         self.cache_arg = _cache_argument(body)
 
@@ -66,7 +71,8 @@ class ForwardModel:
         else:
             out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, **kwargs)
             states = out.logits
-        return states, getattr(out, self.cache_arg, None)
+        # The last layer may sit on another GPU than the embedding: index there, not here.
+        return states.to(self.device), getattr(out, self.cache_arg, None)
 
     def logprobs_of(self, states: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """Log P(target) at each of ``states`` (hidden states, or logits without a plain head)."""
@@ -75,15 +81,16 @@ class ForwardModel:
         for start in range(0, states.shape[0], HEAD_CHUNK):
             chunk = states[start : start + HEAD_CHUNK]
             logits = (head(chunk) if self.plain_head else chunk).float()
-            picked = logits.gather(-1, targets[start : start + HEAD_CHUNK, None]).squeeze(-1)
-            result.append(picked - torch.logsumexp(logits, dim=-1))
+            wanted = targets[start : start + HEAD_CHUNK, None].to(logits.device)
+            picked = logits.gather(-1, wanted).squeeze(-1)
+            result.append((picked - torch.logsumexp(logits, dim=-1)).to(self.device))
         return torch.cat(result) if result else states.new_zeros(0)
 
     def next_token(self, states: torch.Tensor) -> torch.Tensor:
         """The greedy next token from the last position's states."""
         head = self.model.get_output_embeddings()
         logits = head(states) if self.plain_head else states
-        return logits.float().argmax(-1)
+        return logits.float().argmax(-1).to(self.device)
 
 
 def _cache_argument(module: Any) -> str:
@@ -93,16 +100,43 @@ def _cache_argument(module: Any) -> str:
 
 
 def head_is_plain(model: Any) -> bool:
-    """Whether the causal-LM logits are just the output embedding of the body's hidden states."""
-    if model.get_output_embeddings() is None:
+    """Whether the causal-LM logits are just the output embedding of the body's hidden states.
+
+    Also ``False`` for a model that accelerate offloaded as a whole (one hook on the top
+    module loads its weights): calling the body directly would bypass that hook.
+    """
+    if model.get_output_embeddings() is None or _offloaded_as_a_whole(model):
         return False
-    device = model.get_input_embeddings().weight.device
-    ids = torch.arange(1, 6, device=device)[None] % model.config.vocab_size
+    ids = torch.arange(1, 6, device=input_device(model))[None] % model.config.vocab_size
     with torch.inference_mode():
         full = model(input_ids=ids).logits.float()
         hidden = model.base_model(input_ids=ids).last_hidden_state
-        mine = model.get_output_embeddings()(hidden).float()
+        mine = model.get_output_embeddings()(hidden).float().to(full.device)
     return torch.allclose(full, mine, atol=1e-5, rtol=1e-4)
+
+
+def input_device(model: Any) -> torch.device:
+    """Where input ids go: the input embedding's device, which need not be ``model.device``.
+
+    An embedding that accelerate offloaded (to the CPU or the disk) has its weights on the
+    ``meta`` device; its inputs go where accelerate runs it (the hook's execution device).
+    """
+    embedding = model.get_input_embeddings()
+    device = embedding.weight.device
+    if device.type != "meta":
+        return device
+    for module in (embedding, model):
+        execution = getattr(getattr(module, "_hf_hook", None), "execution_device", None)
+        if isinstance(execution, int):  # accelerate names GPUs by index
+            return torch.device("cuda", execution)
+        if execution is not None:
+            return torch.device(execution)
+    return torch.device("cpu")
+
+
+def _offloaded_as_a_whole(model: Any) -> bool:
+    placed = getattr(model, "hf_device_map", None) or {}
+    return set(placed) == {""} and any(p.device.type == "meta" for p in model.parameters())
 
 
 def left_pad(sequences: Sequence[Sequence[int]], pad_id: int, device) -> tuple:

@@ -2,7 +2,10 @@
 
 A backend is a :class:`~tracktale.scorer.Scorer` subclass whose constructor takes the model id
 and the keyword options ``revision``, ``dtype``, ``device``, ``batch_size``, ``bos`` and
-``notify`` (see :class:`tracktale.models.hf.HFScorer`).
+``notify`` (see :class:`tracktale.models.hf.HFScorer`), plus its own options, listed in
+:data:`BACKEND_OPTIONS` so that plans and command lines are checked without importing the
+backend (and torch), with the tasks it answers and, for an API that decides its own precision,
+the dtype its rows record whatever is asked.
 """
 
 from __future__ import annotations
@@ -11,11 +14,32 @@ import importlib
 from typing import Any
 
 from tracktale.errors import TracktaleError
-from tracktale.scorer import Scorer
+from tracktale.scorer import TASKS, Scorer
 
 _BACKENDS = {
     "hf": "tracktale.models.hf:HFScorer",
+    "openai": "tracktale.models.openai:OpenAIScorer",
 }
+
+BACKEND_OPTIONS: dict[str, tuple[str, ...]] = {
+    "hf": ("max_memory", "offload_folder"),
+    "openai": (
+        "base_url",
+        "api_key_env",
+        "concurrency",
+        "request_timeout",
+        "max_retries",
+        "cache_dir",
+        "logprobs",
+        "top_logprobs",
+        "max_tokens_field",
+        "seed",
+    ),
+}
+"""Backend name -> the options of its own (beyond the common ones), as constructor keywords."""
+
+_BACKEND_TASKS = {"hf": TASKS, "openai": ("explicit",)}
+_RECORDED_DTYPE = {"openai": "server"}
 
 
 def backend_names() -> tuple[str, ...]:
@@ -23,11 +47,56 @@ def backend_names() -> tuple[str, ...]:
     return tuple(_BACKENDS)
 
 
-def _backend_class(backend: str) -> type[Scorer]:
+def _known(backend: str) -> None:
     if backend not in _BACKENDS:
         raise TracktaleError(f"unknown backend {backend!r} (choose from {', '.join(_BACKENDS)})")
+
+
+def _backend_class(backend: str) -> type[Scorer]:
+    _known(backend)
     module_name, _, attribute = _BACKENDS[backend].partition(":")
     return getattr(importlib.import_module(module_name), attribute)
+
+
+def backend_tasks(backend: str) -> tuple[str, ...]:
+    """The tasks a backend can answer (chat endpoints cannot score given continuations)."""
+    _known(backend)
+    return _BACKEND_TASKS[backend]
+
+
+def check_backend(backend: str, tasks: Any, options: dict[str, Any]) -> None:
+    """Check, without importing it, that a backend answers ``tasks`` and takes ``options``.
+
+    Raises:
+        TracktaleError: Naming the backend and the task or option it does not take.
+    """
+    _known(backend)
+    for task in tasks:
+        if task not in _BACKEND_TASKS[backend]:
+            raise TracktaleError(_no_task_message(backend, task))
+    for name in options:
+        if name not in BACKEND_OPTIONS[backend]:
+            owners = [other for other, names in BACKEND_OPTIONS.items() if name in names]
+            where = f" (an option of the {owners[0]} backend)" if owners else ""
+            raise TracktaleError(
+                f"--{name.replace('_', '-')}: not an option of the {backend} backend{where}"
+            )
+
+
+def _no_task_message(backend: str, task: str) -> str:
+    if backend == "openai":
+        return (
+            f"--task {task}: the openai backend answers the explicit task only; a chat endpoint "
+            "generates text but cannot score given continuations or texts (use --task explicit, "
+            "or the hf backend for log-probabilities)"
+        )
+    return f"--task {task}: the {backend} backend does not answer the {task} task"
+
+
+def recorded_dtype(backend: str, dtype: str) -> str:
+    """The dtype a backend's rows record when ``dtype`` is asked for."""
+    _known(backend)
+    return _RECORDED_DTYPE.get(backend, dtype)
 
 
 def check_model(model_id: str, revision: str | None, *, backend: str = "hf") -> None:
@@ -48,7 +117,7 @@ def load_scorer(model_id: str, *, backend: str = "hf", **options: Any) -> Scorer
     """Load a model as a scorer.
 
     Args:
-        model_id: Hub id or local folder.
+        model_id: Hub id or local folder (or, for ``openai``, the endpoint's model name).
         backend: A name from :func:`backend_names`.
         **options: The backend's options (``revision``, ``dtype``, ``device``, ...).
 

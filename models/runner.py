@@ -15,13 +15,14 @@ replaces the old one.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tracktale.models import store
-from tracktale.models.registry import check_model, load_scorer
-from tracktale.models.tasks import TaskOptions, applies, score_items
+from tracktale.models.registry import check_backend, check_model, load_scorer, recorded_dtype
+from tracktale.models.tasks import TaskOptions, applies, generation_budget, score_items
 
 from tracktale.errors import TracktaleError
 from tracktale.item import ROLES, Item
@@ -49,6 +50,9 @@ class ScoringJob:
         limit: Score only the first ``limit`` items of the set (after the role filter).
         rescore: Score every planned row again, replacing the stored ones.
         chunk_size: Items per written shard; ``None``: eight batches.
+        backend_options: The backend's own options (``max_memory`` for ``hf``, ``base_url``
+            and ``concurrency`` for ``openai``, see
+            :data:`~tracktale.models.registry.BACKEND_OPTIONS`).
     """
 
     stimuli: StimulusSet | str | os.PathLike[str]
@@ -66,6 +70,7 @@ class ScoringJob:
     limit: int | None = None
     rescore: bool = False
     chunk_size: int | None = None
+    backend_options: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Reporter:
@@ -113,8 +118,41 @@ class RunSummary:
     batch_size: int = 0
 
 
-def run_scoring(job: ScoringJob, reporter: Reporter | None = None) -> RunSummary:
+class LoadedScorers:
+    """Keeps loaded scorers for several runs: a sweep job scores a revision on several sets.
+
+    Pass one to :func:`run_scoring` calls that share a model, then :meth:`close` it.
+    """
+
+    def __init__(self) -> None:
+        self._loaded: dict[tuple, Any] = {}
+
+    def get(self, key: tuple, load: Callable[[], Any]) -> Any:
+        """The scorer loaded under ``key``; only the latest one is kept in memory."""
+        if key not in self._loaded:
+            self.close()
+            self._loaded[key] = load()
+        return self._loaded[key]
+
+    def close(self) -> None:
+        """Free every kept scorer."""
+        while self._loaded:
+            _, scorer = self._loaded.popitem()
+            close = getattr(scorer, "close", None)
+            if close is not None:
+                close()
+
+
+def run_scoring(
+    job: ScoringJob, reporter: Reporter | None = None, *, scorers: LoadedScorers | None = None
+) -> RunSummary:
     """Score what is missing from the store, revision by revision.
+
+    Args:
+        job: What to score.
+        reporter: Progress callbacks.
+        scorers: Keep the loaded models here for the caller's next run (closed by the caller);
+            by default each revision's model is freed once it is scored.
 
     Returns:
         Counts per revision (``""`` for the default branch).
@@ -143,16 +181,7 @@ def run_scoring(job: ScoringJob, reporter: Reporter | None = None) -> RunSummary
             reporter.notice(f"{_where(job.model_id, plan.revision)}: nothing missing, not loaded")
             continue
         reporter.describe(f"loading {_where(job.model_id, plan.revision)}")
-        scorer = load_scorer(
-            job.model_id,
-            backend=job.backend,
-            revision=plan.revision,
-            dtype=job.dtype,
-            device=job.device,
-            batch_size=summary.batch_size,
-            bos=job.bos,
-            notify=reporter.notice,
-        )
+        scorer = _scorer(job, plan.revision, summary.batch_size, reporter, scorers)
         try:
             for task, count in _score_plan(
                 job, stimulus_set.sha256, scorer, plan, reporter
@@ -161,9 +190,30 @@ def run_scoring(job: ScoringJob, reporter: Reporter | None = None) -> RunSummary
         finally:
             summary.batch_size = getattr(scorer, "batch_size", summary.batch_size)
             close = getattr(scorer, "close", None)
-            if close is not None:
+            if scorers is None and close is not None:
                 close()
     return summary
+
+
+def _scorer(job: ScoringJob, revision, batch_size: int, reporter, scorers):
+    def load():
+        return load_scorer(
+            job.model_id,
+            backend=job.backend,
+            revision=revision,
+            dtype=job.dtype,
+            device=job.device,
+            batch_size=batch_size,
+            bos=job.bos,
+            notify=reporter.notice,
+            **job.backend_options,
+        )
+
+    if scorers is None:
+        return load()
+    options = sorted((name, repr(value)) for name, value in job.backend_options.items())
+    key = (job.model_id, revision, job.backend, job.dtype, job.device, job.bos, *options)
+    return scorers.get(key, load)
 
 
 def _score_plan(job, sha256, scorer, plan: RevisionPlan, reporter: Reporter) -> dict[str, int]:
@@ -198,13 +248,20 @@ def _check_job(job: ScoringJob) -> None:
         raise TracktaleError(f"--limit must be at least 1, got {job.limit}")
     if job.batch_size < 1:
         raise TracktaleError(f"--batch-size must be at least 1, got {job.batch_size}")
+    check_backend(job.backend, job.tasks, dict(job.backend_options))
     out = Path(job.out)
     if out.exists() and not out.is_dir():
         raise TracktaleError(f"--out {out} is a file; a results store is a folder")
 
 
-def plan_job(job: ScoringJob, stimulus_set: StimulusSet) -> list[RevisionPlan]:
+def plan_job(job: ScoringJob, stimulus_set: StimulusSet, stored=None) -> list[RevisionPlan]:
     """For each revision, the items each task still needs (everything when rescoring).
+
+    Args:
+        job: The run.
+        stimulus_set: Its stimulus set.
+        stored: The store as read with ``columns=SETTINGS_COLUMNS`` (every model), when the
+            caller plans many jobs on one store; ``None``: read it here.
 
     Raises:
         TracktaleError: If stored rows of this model were scored with other settings.
@@ -212,7 +269,7 @@ def plan_job(job: ScoringJob, stimulus_set: StimulusSet) -> list[RevisionPlan]:
     items = [item for item in stimulus_set if item.role in job.roles]
     if job.limit is not None:
         items = items[: job.limit]
-    stored = _stored_rows(job)
+    stored = _stored_rows(job, stored)
     plans = []
     for revision in job.revisions:
         plan = RevisionPlan(revision, {})
@@ -235,13 +292,23 @@ def _length_key(task: str) -> Callable[[Item], int]:
     return lambda item: len(item.context)
 
 
-_SETTINGS = ("dtype", "bos_requested", "prompt_format_requested", "max_new_tokens", "calibrated")
+SETTINGS_COLUMNS = (
+    "dtype",
+    "bos_requested",
+    "prompt_format_requested",
+    "max_new_tokens",
+    "calibrated",
+)
+"""The stored columns a run compares with its own settings before it resumes."""
 
 
-def _stored_rows(job: ScoringJob):
-    if job.rescore or not store.shards(job.out):
+def _stored_rows(job: ScoringJob, frame=None):
+    if job.rescore:
         return None
-    frame = store.read_results(job.out, columns=_SETTINGS)
+    if frame is None:
+        if not store.shards(job.out):
+            return None
+        frame = store.read_results(job.out, columns=SETTINGS_COLUMNS)
     return frame[frame["model_id"] == job.model_id]
 
 
@@ -250,7 +317,8 @@ def _done_ids(job: ScoringJob, stored, revision, task, candidates: list[Item]) -
         return set()
     rows = stored[(stored["revision"] == (revision or "")) & (stored["task"] == task)]
     wanted = {item.item_id for item in candidates}
-    rows = rows[rows["item_id"].isin(wanted)]
+    # A set lookup per row: Series.isin on arrow strings rebuilds its values on every call.
+    rows = rows[[item_id in wanted for item_id in rows["item_id"].tolist()]]
     if not len(rows):
         return set()
     _check_settings(job, rows, revision, task, candidates)
@@ -260,7 +328,7 @@ def _done_ids(job: ScoringJob, stored, revision, task, candidates: list[Item]) -
 
 
 def _check_settings(job, rows, revision, task, candidates: list[Item]) -> None:
-    expected = {"dtype": job.dtype, "bos_requested": job.bos}
+    expected = {"dtype": recorded_dtype(job.backend, job.dtype), "bos_requested": job.bos}
     if task == "explicit":
         expected["prompt_format_requested"] = job.options.prompt_format
     for column, value in expected.items():
@@ -272,10 +340,18 @@ def _check_settings(job, rows, revision, task, candidates: list[Item]) -> None:
         from tracktale.stimuli.registry import get_paradigm
 
         by_id = {item.item_id: item for item in candidates}
-        for item_id, stored_budget in zip(rows["item_id"], rows["max_new_tokens"], strict=True):
+        defaults: dict[str, int] = {}
+        stored_budgets = rows["max_new_tokens"].tolist()
+        for item_id, stored_budget in zip(rows["item_id"].tolist(), stored_budgets, strict=True):
+            if pd.isna(stored_budget):
+                continue
             item = by_id[item_id]
-            budget = job.options.max_new_tokens or get_paradigm(item.paradigm).max_new_tokens
-            if not pd.isna(stored_budget) and stored_budget != budget:
+            if item.paradigm not in defaults:
+                defaults[item.paradigm] = get_paradigm(item.paradigm).max_new_tokens
+            # The same budget the task gives it: the run's, else the item's own, else the
+            # paradigm's.
+            budget = generation_budget(job.options, item, defaults[item.paradigm])
+            if stored_budget != budget:
                 _refuse(job, revision, task, "max_new_tokens", stored_budget, budget)
 
 

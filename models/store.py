@@ -12,6 +12,8 @@ Layout and guarantees:
   task)``, the most recently written row, so every result is held exactly once even when two
   shards hold the same key (a rescore, or a compaction interrupted before it removed the shards it
   merged). :func:`compact` rewrites a store as one shard; a run merges its own shards at the end.
+  A shard removed by a merge while a reader reads the store means the merged shard is already in
+  place: the reader lists the shards again.
 - ``revision`` is ``""`` for a model's default branch.
 
 This module needs pandas and pyarrow but never torch: the analysis stage imports it.
@@ -83,7 +85,14 @@ BOOLEAN_COLUMNS = (
     "has_chat_template",
     "lm_head_shortcut",
 )
-INTEGER_COLUMNS = ("n_parameters", "n_tokens_good", "n_tokens_bad", "n_tokens", "max_new_tokens")
+INTEGER_COLUMNS = (
+    "n_parameters",
+    "n_tokens_good",
+    "n_tokens_bad",
+    "n_tokens",
+    "max_new_tokens",
+    "output_n_tokens",
+)
 FLOAT_COLUMNS = (
     "logprob_good",
     "logprob_bad",
@@ -93,6 +102,7 @@ FLOAT_COLUMNS = (
     "prior_bad",
     "logprob",
     "mean",
+    "output_logprob",
 )
 
 SHARD_PATTERN = "part-*.parquet"
@@ -177,6 +187,8 @@ def _read_shard(path: Path, columns: Sequence[str] | None) -> pd.DataFrame:
             present = set(pq.read_schema(path).names)
             columns = [name for name in columns if name in present]
         return pq.read_table(path, columns=columns).to_pandas()
+    except FileNotFoundError:
+        raise  # merged away by another process: the caller lists the shards again
     except (OSError, pa.ArrowException) as error:
         raise TracktaleError(f"cannot read results shard {path}: {error}") from None
 
@@ -203,8 +215,7 @@ def read_results(
     if not target.exists():
         raise TracktaleError(f"no results at {target}")
     wanted = None if columns is None else list(dict.fromkeys([*KEY, "written_at", *columns]))
-    frames = [_read_shard(shard, wanted) for shard in shards(target)]
-    frames = [frame for frame in frames if len(frame)]
+    frames = _read_every_shard(target, wanted)
     frame = pd.concat(frames, ignore_index=True, sort=False) if frames else pd.DataFrame()
     expected = STANDARD_COLUMNS if wanted is None else wanted
     for name in expected:
@@ -215,6 +226,20 @@ def read_results(
         frame = frame.drop_duplicates(list(KEY), keep="last")
     frame = frame.reset_index(drop=True)
     return _typed(frame)
+
+
+_ATTEMPTS = 20
+
+
+def _read_every_shard(target: Path, columns: list[str] | None) -> list[pd.DataFrame]:
+    """Every non-empty shard; listed again when a merge removes one under the reader."""
+    for _ in range(_ATTEMPTS):
+        try:
+            frames = [_read_shard(shard, columns) for shard in shards(target)]
+        except FileNotFoundError:
+            continue  # the shards it was merged into are in place: list them again
+        return [frame for frame in frames if len(frame)]
+    raise TracktaleError(f"cannot read {target}: its shards kept changing while being read")
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
@@ -248,15 +273,28 @@ class ShardWriter:
             self.written.append(path)
 
     def merge(self) -> Path | None:
-        """Replace this writer's shards by one (the new shard is in place before any removal)."""
+        """Replace this writer's shards by one (the new shard is in place before any removal).
+
+        When another process compacted the store meanwhile (some of the shards are gone, their
+        rows now in its shard), nothing is merged: every row is already stored once.
+        """
         if len(self.written) < 2:
             return self.written[0] if self.written else None
-        merged = _merge(self.folder, self.written)
+        try:
+            merged = _merge(self.folder, self.written)
+        except (FileNotFoundError, TracktaleError):
+            if all(path.exists() for path in self.written):
+                raise
+            self.written = [path for path in self.written if path.exists()]
+            return None
         self.written = [merged]
         return merged
 
 
 def _merge(folder: Path, parts: Sequence[Path]) -> Path:
+    for part in parts:
+        if not part.exists():
+            raise FileNotFoundError(part)
     frame = pd.concat([_read_shard(part, None) for part in parts], ignore_index=True, sort=False)
     frame = frame.sort_values("written_at", kind="stable").drop_duplicates(list(KEY), keep="last")
     merged = _write_frame(folder, frame.reset_index(drop=True))
@@ -287,8 +325,13 @@ def compact(path: str | os.PathLike[str]) -> tuple[int, int]:
         with contextlib.suppress(OSError):
             if now - stale.stat().st_mtime > _STALE_TMP_SECONDS:
                 stale.unlink()
-    parts = shards(folder)
-    if len(parts) < 2:
-        return (len(_read_shard(parts[0], list(KEY))) if parts else 0), len(parts)
-    merged = _merge(folder, parts)
-    return len(_read_shard(merged, list(KEY))), len(parts)
+    for _ in range(_ATTEMPTS):
+        parts = shards(folder)
+        try:
+            if len(parts) < 2:
+                return (len(_read_shard(parts[0], list(KEY))) if parts else 0), len(parts)
+            merged = _merge(folder, parts)
+            return len(_read_shard(merged, list(KEY))), len(parts)
+        except FileNotFoundError:
+            continue  # another writer merged some of them meanwhile
+    raise TracktaleError(f"cannot compact {folder}: its shards kept changing")

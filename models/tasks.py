@@ -7,7 +7,8 @@
   ``(logprob_good - prior_good) > (logprob_bad - prior_bad)``.
 - ``explicit``: greedy generation from the item's prompt (plain text, or its chat turns through
   the chat template), scored by the paradigm's ``score_response``, whose dict is merged into the
-  row.
+  row. Where the backend reports them (an API endpoint), the generated tokens' log-probabilities
+  are stored too (``output_logprob``, their sum: the answer's log-probability).
 - ``sequence``: the log-probability of the item's text (``context``) with per-token and
   per-word surprisal.
 
@@ -30,6 +31,7 @@ from tracktale.item import Item
 from tracktale.scorer import (
     TASKS,
     ChoiceRequest,
+    Generation,
     GenerationRequest,
     ResultRecord,
     Scorer,
@@ -187,7 +189,7 @@ def _explicit(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> li
                 f"item {item.item_id} has no plain-text prompt (try --prompt-format chat)"
             )
         paradigm = get_paradigm(item.paradigm)
-        budget = _budget(options, item, paradigm.max_new_tokens)
+        budget = generation_budget(options, item, paradigm.max_new_tokens)
         requests.append(
             GenerationRequest(
                 prompt=item.prompt or "",
@@ -198,27 +200,43 @@ def _explicit(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> li
         )
         formats.append("chat" if chat else "plain")
         budgets.append(budget)
-    outputs = scorer.generate(requests)
+    generations = scorer.generate_detailed(requests)
     rows = []
-    for item, output, prompt_format, budget in zip(items, outputs, formats, budgets, strict=True):
-        judged = dict(get_paradigm(item.paradigm).score_response(item, output))
+    for item, generation, prompt_format, budget in zip(
+        items, generations, formats, budgets, strict=True
+    ):
+        judged = dict(get_paradigm(item.paradigm).score_response(item, generation.text))
         if "correct" not in judged:
             raise TracktaleError(f"paradigm {item.paradigm!r} scored a response without 'correct'")
         rows.append(
             {
                 **judged,
                 "correct": bool(judged["correct"]),
-                "output": output,
+                "output": generation.text,
                 "prompt_format": prompt_format,
                 "prompt_format_requested": options.prompt_format,
                 "max_new_tokens": budget,
                 "chat_template_used": prompt_format == "chat",
+                **_generation_columns(generation),
             }
         )
     return rows
 
 
-def _budget(options: TaskOptions, item: Item, paradigm_default: int) -> int:
+def _generation_columns(generation: Generation) -> dict[str, Any]:
+    """What a backend reports beyond the text: token log-probabilities, finish reason, usage."""
+    columns: dict[str, Any] = dict(generation.details)
+    if generation.finish_reason is not None:
+        columns["finish_reason"] = generation.finish_reason
+    if generation.logprobs:
+        columns["output_logprob"] = math.fsum(generation.logprobs)
+        columns["output_n_tokens"] = len(generation.logprobs)
+        columns["output_tokens"] = list(generation.tokens)
+        columns["output_logprobs"] = list(generation.logprobs)
+    return columns
+
+
+def generation_budget(options: TaskOptions, item: Item, paradigm_default: int) -> int:
     """The run's --max-new-tokens, else the item's own budget, else the paradigm's default."""
     if options.max_new_tokens is not None:
         return options.max_new_tokens

@@ -201,3 +201,9 @@ def use_chat_format(
     if prompt_format == "chat" and not messages:
         raise TracktaleError("--prompt-format chat: an item has no chat messages to render")
     return prompt_format == "chat" or (prompt_format == "auto" and has_template and bool(messages))
+
+
+def cut_at_stop(text: str, stops: Sequence[str]) -> str:
+    """``text`` up to the first of the stop strings (all of it when none occurs)."""
+    cut = min((text.find(stop) for stop in stops if stop and stop in text), default=len(text))
+    return text[:cut]

@@ -97,6 +97,27 @@ class TokenScores:
         return total if reduction == "sum" else total / max(1, len(self.logprobs))
 
 
+@dataclass(frozen=True, slots=True)
+class Generation:
+    """A greedy completion with what the backend knows about it.
+
+    Attributes:
+        text: The generated text (without the prompt, cut at the first stop string).
+        tokens: The generated tokens as strings, up to the cut; empty where the backend does not
+            report them.
+        logprobs: log P(token | prompt, earlier tokens) of each of ``tokens``; empty where the
+            backend does not report them.
+        finish_reason: Why generation stopped (``stop``, ``length``, ...), where reported.
+        details: Anything else worth a column (served model, token usage, ...).
+    """
+
+    text: str
+    tokens: tuple[str, ...] = ()
+    logprobs: tuple[float, ...] = ()
+    finish_reason: str | None = None
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class ModelInfo:
     """What identifies a loaded model in the results.
@@ -142,6 +163,14 @@ class Scorer(abc.ABC):
     @abc.abstractmethod
     def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
         """Greedy completions (the generated text only, without the prompt)."""
+
+    def generate_detailed(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        """Greedy completions with token log-probabilities where the backend has them.
+
+        The default wraps :meth:`generate` (text only); a backend that gets log-probabilities
+        with its completions (an API endpoint) overrides it.
+        """
+        return [Generation(text) for text in self.generate(requests)]
 
 
 @dataclass(frozen=True)

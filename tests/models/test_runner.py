@@ -169,3 +169,18 @@ def test_rows_without_a_setting_do_not_block_a_resume(
     )
     summary = run_scoring(ScoringJob(stimulus_dir, model, tmp_path, limit=3, device="cpu"))
     assert summary.already[("", "implicit")] == 1 and summary.scored[("", "implicit")] == 2
+
+
+def test_items_with_their_own_generation_budget_resume(model_dirs, tmp_path):
+    # Boxes items carry their own budget (meta max_new_tokens); a resume compares stored rows
+    # with that budget, not the paradigm's default.
+    from tests.conftest import _generated
+
+    boxes = _generated("boxes", "smoke", 1)
+    assert boxes.items[0].meta["max_new_tokens"] != 576
+    job = ScoringJob(
+        boxes, str(model_dirs["pythia"]), tmp_path, tasks=("explicit",), limit=2, device="cpu"
+    )
+    assert run_scoring(job).scored[("", "explicit")] == 2
+    summary = run_scoring(ScoringJob(**{**job.__dict__, "limit": 3}))
+    assert summary.already[("", "explicit")] == 2 and summary.scored[("", "explicit")] == 1

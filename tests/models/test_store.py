@@ -99,3 +99,31 @@ def test_the_store_module_does_not_import_torch():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False"
+
+
+def test_a_reader_lists_the_shards_again_when_a_merge_removes_one(tmp_path, monkeypatch):
+    writer = store.ShardWriter(tmp_path)
+    writer.write([record("a")])
+    writer.write([record("b")])
+    original, merged = store._read_shard, []
+
+    def merging_meanwhile(path, columns):
+        if not merged:  # another process merges the shards between listing and reading
+            merged.append(True)
+            merged.append(writer.merge())
+        return original(path, columns)
+
+    monkeypatch.setattr(store, "_read_shard", merging_meanwhile)
+    frame = store.read_results(tmp_path)
+    assert sorted(frame["item_id"]) == ["a", "b"] and merged[1] is not None
+    assert len(list(tmp_path.glob("part-*.parquet"))) == 1
+
+
+def test_a_writer_does_not_merge_what_a_compaction_took(tmp_path):
+    writer = store.ShardWriter(tmp_path)
+    writer.write([record("a")])
+    writer.write([record("b")])
+    store.write_shard(tmp_path, [record("c")])
+    assert store.compact(tmp_path) == (3, 3)
+    assert writer.merge() is None  # its shards are gone, their rows in the compacted one
+    assert shard_keys(tmp_path) == sorted(shard_keys(tmp_path)) and len(shard_keys(tmp_path)) == 3
