@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracktale.analysis.tables import to_latex
-
 from tracktale.atomic import atomic_write, atomic_write_text
 from tracktale.errors import TracktaleError
 from tracktale.stimulus_set import StimulusSet, read_stimulus_set
@@ -117,6 +116,7 @@ def _scores_incomplete(rows: pd.DataFrame) -> bool:
 
 def _rescore(rows: pd.DataFrame, items: dict[str, Any]) -> pd.DataFrame:
     import pandas as pd
+
     from tracktale.stimuli.arithmetic import PARADIGM
 
     if "output" not in rows.columns:

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from tracktale.analysis.stats import accuracy_table
-
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:

@@ -313,7 +313,6 @@ def simulate(
 ) -> None:
     """Write simulated participants as a study export (trials and participants files)."""
     from tracktale.analysis.simulate import simulate_human_data
-
     from tracktale.atomic import atomic_write
 
     stimulus_set = _stimulus_sets(stimuli_dirs)[0]

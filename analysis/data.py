@@ -124,6 +124,7 @@ def _without_password(url: str) -> str:
 def _read_study_database(url: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Trials and participants straight from the study's database (SQLite or PostgreSQL)."""
     import pandas as pd
+
     from tracktale.experiment.storage import Storage
 
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
@@ -398,6 +399,7 @@ def human_trial_rows(human: HumanData) -> pd.DataFrame:
 def model_trial_rows(results: pd.DataFrame) -> pd.DataFrame:
     """Model results in the tidy table's column names, with each model's description."""
     import pandas as pd
+
     from tracktale.analysis.catalog import describe_model, training_step, training_tokens
 
     tidy = results[["model_id", "revision", "task", "item_id"]].rename(

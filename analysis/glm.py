@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tracktale.analysis.stats import Z95
-
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:

@@ -14,7 +14,6 @@ import math
 from typing import TYPE_CHECKING
 
 from tracktale.analysis.stats import Z95
-
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:

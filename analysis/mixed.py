@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tracktale.analysis.glm import coefficient_table, design_frame
-
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:
@@ -163,6 +162,7 @@ def _fit_statsmodels(frame: pd.DataFrame, fixed: str, slopes: bool) -> MixedFit:
 
 def _fit_lme4(frame: pd.DataFrame, fixed: str, slopes: bool) -> MixedFit:
     import pandas as pd
+
     from tracktale.analysis.lme4 import fit_glmer
 
     formula = _lme4_formula(fixed, slopes, independent=False)

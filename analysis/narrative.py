@@ -17,7 +17,6 @@ from tracktale.analysis.glm import fit_human_glm
 from tracktale.analysis.report import ReportContext, SectionResult
 from tracktale.analysis.stats import accuracy_table
 from tracktale.analysis.tables import SavedTable, save_table
-
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:

@@ -18,7 +18,6 @@ from tracktale.analysis.exclusions import ExclusionRules, apply_exclusions
 from tracktale.analysis.glm import fit_human_glm
 from tracktale.analysis.simulate import SimulationParams, human_design, simulate_outcomes
 from tracktale.analysis.stats import wilson_interval
-
 from tracktale.errors import TracktaleError
 from tracktale.stimulus_set import StimulusSet
 

@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import tracktale
 from tracktale.analysis.exclusions import ExclusionRules
 from tracktale.analysis.style import SavedFigure
 from tracktale.analysis.tables import SavedTable, format_cell
-
-import tracktale
 from tracktale.atomic import atomic_write_text
 from tracktale.errors import TracktaleError
 
@@ -243,6 +242,7 @@ def restrict_models(trials: pd.DataFrame, options: ReportOptions) -> pd.DataFram
         TracktaleError: Naming an unknown model or template, or an empty selection.
     """
     import pandas as pd
+
     from tracktale.analysis.data import select
 
     if not options.models and not options.templates:

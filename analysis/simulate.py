@@ -19,7 +19,6 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from tracktale.analysis.data import HumanData
-
 from tracktale.errors import TracktaleError
 from tracktale.stimulus_set import StimulusSet
 from tracktale.trial import ParticipantRecord
@@ -299,6 +298,7 @@ def simulate_model_results(
     """
     import numpy as np
     import pandas as pd
+
     from tracktale.analysis.catalog import describe_model, training_step
 
     rng = np.random.default_rng(seed)

@@ -24,7 +24,6 @@ from tracktale.analysis.simulate import (
     simulate_model_results,
 )
 from tracktale.stimuli.registry import get_paradigm
-
 from tracktale.stimulus_set import write_stimulus_set
 
 

@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 from tracktale.stimuli.registry import get_paradigm
-
 from tracktale.stimulus_set import read_stimulus_set, write_stimulus_set
 
 

@@ -13,6 +13,7 @@ import random
 import time
 
 import pandas as pd
+
 from tracktale.analysis.boxes import scores, transitions
 from tracktale.stimuli.registry import get_paradigm
 

@@ -56,6 +56,7 @@ def database_between_trials(folder: Path) -> list[float]:
 
 def window_timing(stories: int) -> None:
     from psychopy import logging
+
     from tracktale.experiment.lab.screens import PsychoPyDisplay
 
     logging.console.setLevel(logging.ERROR)

@@ -29,11 +29,11 @@ import time
 from pathlib import Path
 
 import torch
+
 from tracktale.models.hf import HFScorer
 from tracktale.models.testing import make_model, make_tokenizer, save_model, train_bpe
-from tracktale.stimuli.registry import get_paradigm
-
 from tracktale.scorer import ChoiceRequest, GenerationRequest
+from tracktale.stimuli.registry import get_paradigm
 
 
 def pick_items(n: int):

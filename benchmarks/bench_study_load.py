@@ -32,7 +32,6 @@ from pathlib import Path
 from tracktale.experiment.simulate import SimulationReport, draw_person, session_report
 from tracktale.experiment.storage import Storage
 from tracktale.stimuli.registry import get_paradigm
-
 from tracktale.stimulus_set import write_stimulus_set
 
 SECRET = "benchmark-admin-secret"

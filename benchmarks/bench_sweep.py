@@ -59,7 +59,6 @@ def bench_status(root: Path) -> None:
     from tracktale.models.revisions import PRESETS
     from tracktale.models.sweep import sweep_status
     from tracktale.stimuli.registry import get_paradigm
-
     from tracktale.stimulus_set import write_stimulus_set
 
     stimulus_set = get_paradigm("narrative").generate_set("model", 1, {})

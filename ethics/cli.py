@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+
 from tracktale.ethics import DOCUMENTS, load_document, write_documents
 
 

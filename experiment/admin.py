@@ -23,13 +23,13 @@ from flask import (
     session,
     url_for,
 )
+
 from tracktale.experiment import export
 from tracktale.experiment.api import is_admin_request
 from tracktale.experiment.design import LIST_IDS
 from tracktale.experiment.ratelimit import RateLimiter
 from tracktale.experiment.service import StudyService
 from tracktale.experiment.summary import task_accuracy
-
 from tracktale.trial import PARTICIPANT_STATUSES
 
 LOGIN_ATTEMPTS_PER_MINUTE = 10

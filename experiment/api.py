@@ -12,11 +12,11 @@ import hmac
 from typing import Any
 
 from flask import Blueprint, current_app, jsonify, request
+
 from tracktale.experiment.instructions import GENDERS
 from tracktale.experiment.ratelimit import RateLimiter
 from tracktale.experiment.service import StudyService
 from tracktale.experiment.validation import IDENTIFIER, ApiError, Field, validate
-
 from tracktale.trial import TRIAL_TASKS
 
 TOKEN_HEADER = "X-Session-Token"

@@ -13,6 +13,8 @@ import time
 from typing import Any
 
 from flask import Flask, abort, g, render_template, request, send_from_directory
+from werkzeug.exceptions import HTTPException
+
 from tracktale.ethics import load_document
 from tracktale.experiment.admin import create_admin
 from tracktale.experiment.api import create_api, error_response
@@ -22,8 +24,6 @@ from tracktale.experiment.instructions import GENDERS, instructions
 from tracktale.experiment.service import StudyService, load_stimuli
 from tracktale.experiment.storage import Storage
 from tracktale.experiment.validation import ApiError
-from werkzeug.exceptions import HTTPException
-
 from tracktale.stimulus_set import StimulusSet
 
 MAX_BODY_BYTES = 64 * 1024

@@ -128,7 +128,6 @@ def export(
     from tracktale.experiment.config import Secrets, load_study
     from tracktale.experiment.export import FORMATS, export_study
     from tracktale.experiment.storage import Storage
-
     from tracktale.settings import data_dir
 
     config = load_study(study_file)
@@ -205,7 +204,6 @@ def simulate(
     """Run simulated participants through the real API (marked as simulated)."""
     from tracktale.experiment.config import ADMIN_SECRET_ENV, load_study
     from tracktale.experiment.service import load_stimuli
-
     from tracktale.stimulus_set import read_stimulus_set
 
     config = load_study(study_file)
@@ -355,9 +353,8 @@ def install_frontend_command(target: Path | None) -> None:
 @click.option("--overwrite", is_flag=True, help="Replace an existing file.")
 def init(path: Path, overwrite: bool) -> None:
     """Write the default study file, with comments, to PATH as a starting point."""
-    from tracktale.experiment.config import default_study_yaml
-
     from tracktale.atomic import atomic_write_text
+    from tracktale.experiment.config import default_study_yaml
 
     if path.exists() and not overwrite:
         raise TracktaleError(f"{path} already exists (use --overwrite)")

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from tracktale.ethics import EthicsDetails
-from tracktale.experiment.design import DesignConfig
 
 from tracktale.errors import TracktaleError
+from tracktale.ethics import EthicsDetails
+from tracktale.experiment.design import DesignConfig
 from tracktale.settings import data_dir
 
 PAPER_READING_MS = 40_000

@@ -22,11 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tracktale.experiment.storage import Storage
-from tracktale.experiment.summary import task_accuracy
-
 from tracktale.atomic import atomic_write_bytes, make_folder
 from tracktale.errors import TracktaleError
+from tracktale.experiment.storage import Storage
+from tracktale.experiment.summary import task_accuracy
 from tracktale.trial import ParticipantRecord, TrialRecord
 
 FORMATS = ("csv", "parquet")

@@ -12,11 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tracktale.experiment.design import PlannedTrial
-from tracktale.stimuli.registry import get_paradigm
-
 from tracktale.errors import TracktaleError
+from tracktale.experiment.design import PlannedTrial
 from tracktale.item import Item
+from tracktale.stimuli.registry import get_paradigm
 
 IMPLICIT_QUESTION = "Which sentence continues the story?"
 """The prompt above the two continuations of an implicit trial."""

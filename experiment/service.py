@@ -12,14 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tracktale.errors import TracktaleError
 from tracktale.experiment.config import StudyConfig
 from tracktale.experiment.design import PlannedTrial, SessionPlan, build_session, session_seed_for
 from tracktale.experiment.instructions import GENDERS
 from tracktale.experiment.scoring import present_trial, score_trial
 from tracktale.experiment.storage import Participant, SaveResult, Storage, hash_token
 from tracktale.experiment.validation import ApiError
-
-from tracktale.errors import TracktaleError
 from tracktale.stimulus_set import StimulusSet, is_stimulus_set, read_stimulus_set
 from tracktale.trial import TrialRecord
 
@@ -45,7 +44,6 @@ def load_stimuli(config: StudyConfig) -> StimulusSet:
     folder = config.stimulus_dir()
     if config.stimuli is None and not is_stimulus_set(folder):
         from tracktale.stimuli.registry import get_paradigm
-
         from tracktale.stimulus_set import write_stimulus_set
 
         generated = get_paradigm("narrative").generate_set("human", config.stimulus_seed)

@@ -21,9 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracktale.experiment.client import StudyClient
-
 from tracktale.errors import TracktaleError
+from tracktale.experiment.client import StudyClient
 from tracktale.item import Item
 from tracktale.stimulus_set import StimulusSet
 

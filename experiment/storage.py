@@ -22,10 +22,10 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
-from tracktale.experiment.design import SessionPlan, assign_list
-from tracktale.experiment.groupcommit import GroupCommitter
 
 from tracktale.errors import TracktaleError
+from tracktale.experiment.design import SessionPlan, assign_list
+from tracktale.experiment.groupcommit import GroupCommitter
 from tracktale.trial import PARTICIPANT_STATUSES, ParticipantRecord, TrialRecord
 
 metadata = sa.MetaData()

@@ -11,11 +11,11 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.table import Table
+
+from tracktale.errors import TracktaleError
 from tracktale.models.registry import backend_names
 from tracktale.models.revisions import PRESET_HELP
 from tracktale.models.tokens import BOS_POLICIES, PROMPT_FORMATS
-
-from tracktale.errors import TracktaleError
 from tracktale.scorer import TASKS
 from tracktale.settings import data_dir
 

@@ -21,13 +21,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
+
+import tracktale
+from tracktale.errors import TracktaleError
 from tracktale.models import hf_forward
 from tracktale.models.devices import format_max_memory, parse_max_memory
 from tracktale.models.hub import ResolvedModel, resolve_model
 from tracktale.models.tokens import TextEncoder, cut_at_stop, has_chat_template, resolve_bos
-
-import tracktale
-from tracktale.errors import TracktaleError
 from tracktale.scorer import (
     ChoiceRequest,
     GenerationRequest,

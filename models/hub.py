@@ -13,9 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tracktale.models.revisions import revision_sort_key
-
 from tracktale.errors import TracktaleError
+from tracktale.models.revisions import revision_sort_key
 
 
 @dataclass(frozen=True)

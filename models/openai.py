@@ -43,12 +43,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tracktale.models.tokens import cut_at_stop
-
 import tracktale
 from tracktale.atomic import atomic_write_text
 from tracktale.errors import TracktaleError
 from tracktale.item import canonical_json
+from tracktale.models.tokens import cut_at_stop
 from tracktale.scorer import (
     ChoiceRequest,
     Generation,

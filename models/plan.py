@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from tracktale.errors import TracktaleError
+from tracktale.item import ROLES
 from tracktale.models.devices import parse_max_memory
 from tracktale.models.registry import BACKEND_OPTIONS, backend_names, check_backend
 from tracktale.models.revisions import PRESETS, parse_revisions
 from tracktale.models.tokens import BOS_POLICIES, PROMPT_FORMATS
-
-from tracktale.errors import TracktaleError
-from tracktale.item import ROLES
 from tracktale.scorer import TASKS
 from tracktale.stimulus_set import is_stimulus_set
 

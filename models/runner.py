@@ -20,12 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tracktale.errors import TracktaleError
+from tracktale.item import ROLES, Item
 from tracktale.models import store
 from tracktale.models.registry import check_backend, check_model, load_scorer, recorded_dtype
 from tracktale.models.tasks import TaskOptions, applies, generation_budget, score_items
-
-from tracktale.errors import TracktaleError
-from tracktale.item import ROLES, Item
 from tracktale.scorer import TASKS
 from tracktale.stimulus_set import StimulusSet, read_stimulus_set
 
@@ -337,6 +336,7 @@ def _check_settings(job, rows, revision, task, candidates: list[Item]) -> None:
                 _refuse(job, revision, task, column, stored, value)
     if task == "explicit":
         import pandas as pd
+
         from tracktale.stimuli.registry import get_paradigm
 
         by_id = {item.item_id: item for item in candidates}

@@ -28,10 +28,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tracktale.models.plan import Resources, SweepJob, SweepPlan
-
 from tracktale.atomic import atomic_write_text
 from tracktale.errors import TracktaleError
+from tracktale.models.plan import Resources, SweepJob, SweepPlan
 
 ACTIVE_SLURM_STATES = frozenset(
     {

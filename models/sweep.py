@@ -30,12 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tracktale.errors import TracktaleError
 from tracktale.models import scheduler, store
 from tracktale.models.plan import SweepJob, SweepPlan
 from tracktale.models.runner import LoadedScorers, Reporter, ScoringJob, plan_job, run_scoring
 from tracktale.models.tasks import TaskOptions
-
-from tracktale.errors import TracktaleError
 from tracktale.stimulus_set import StimulusSet, read_stimulus_set
 
 STATES = ("done", "running", "failed", "missing")

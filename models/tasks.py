@@ -23,11 +23,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tracktale.models.surprisal import align_to_words
-from tracktale.models.tokens import PROMPT_FORMATS, use_chat_format
-
 from tracktale.errors import TracktaleError
 from tracktale.item import Item
+from tracktale.models.surprisal import align_to_words
+from tracktale.models.tokens import PROMPT_FORMATS, use_chat_format
 from tracktale.scorer import (
     TASKS,
     ChoiceRequest,

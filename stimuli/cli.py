@@ -11,14 +11,14 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
-from tracktale.stimuli.csv_export import write_items_csv
-from tracktale.stimuli.paradigm import Option
-from tracktale.stimuli.registry import get_paradigm, paradigm_names
-from tracktale.stimuli.validation import validate_stimulus_set
 
 from tracktale.errors import TracktaleError
 from tracktale.item import Item
 from tracktale.settings import data_dir
+from tracktale.stimuli.csv_export import write_items_csv
+from tracktale.stimuli.paradigm import Option
+from tracktale.stimuli.registry import get_paradigm, paradigm_names
+from tracktale.stimuli.validation import validate_stimulus_set
 from tracktale.stimulus_set import (
     StimulusSet,
     is_stimulus_set,

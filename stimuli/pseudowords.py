@@ -42,10 +42,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from tracktale.stimuli.lexicons import objects
-
 from tracktale.atomic import atomic_write_text
 from tracktale.errors import TracktaleError
+from tracktale.stimuli.lexicons import objects
 
 DEFAULT_SEED = 1
 """The seed the committed ``objects_pseudoword.tsv`` was generated with."""

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import importlib
 
-from tracktale.stimuli.paradigm import Paradigm
-
 from tracktale.errors import TracktaleError
+from tracktale.stimuli.paradigm import Paradigm
 
 _PARADIGMS = {
     "narrative": "tracktale.stimuli.narrative:PARADIGM",

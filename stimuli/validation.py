@@ -7,9 +7,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tracktale.stimuli.registry import get_paradigm
-
 from tracktale.errors import TracktaleError
+from tracktale.stimuli.registry import get_paradigm
 from tracktale.stimulus_set import ITEMS_FILE, read_lines
 
 

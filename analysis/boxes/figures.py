@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
+
 from tracktale.analysis.boxes.scores import MODEL_KEYS, ROW_FACTORS
 from tracktale.analysis.boxes.transitions import (
     CATEGORIES,

@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pandas as pd
-from tracktale.analysis.boxes.scores import CELL_FACTORS, MODEL_KEYS
 
+from tracktale.analysis.boxes.scores import CELL_FACTORS, MODEL_KEYS
 from tracktale.stimulus_set import StimulusSet
 
 CATEGORIES = ("CU", "NFU", "MC", "HU-IO", "DR", "HU-AC", "DW", "VA", "NP", "NP-prev")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from psychopy import data, logging
+
 from tracktale.experiment.design import PlannedTrial
 from tracktale.experiment.lab.session import LabSession, Reading, Response
 

@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tracktale.experiment.config import StudyConfig
-
 from tracktale.errors import TracktaleError
+from tracktale.experiment.config import StudyConfig
 from tracktale.settings import data_dir
 from tracktale.stimulus_set import StimulusSet
 
@@ -127,11 +126,11 @@ def _run_window(
 ) -> LabRun:
     import psychopy
     from psychopy import logging
+
+    import tracktale
     from tracktale.experiment.lab.datafile import LabDataFile
     from tracktale.experiment.lab.runner import run_session
     from tracktale.experiment.lab.screens import PsychoPyDisplay
-
-    import tracktale
 
     logging.console.setLevel(logging.ERROR)  # warnings go to the run's log file
     display = PsychoPyDisplay(

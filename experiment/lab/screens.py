@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from psychopy import event, logging, visual
-from tracktale.experiment.lab.runner import Interrupted
-from tracktale.experiment.lab.session import Reading, Response
 
 from tracktale.errors import TracktaleError
+from tracktale.experiment.lab.runner import Interrupted
+from tracktale.experiment.lab.session import Reading, Response
 
 BACKGROUND = "white"
 TEXT_COLOR = "black"

@@ -20,14 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tracktale.errors import TracktaleError
 from tracktale.experiment.api import SURVEY_FIELDS, TRIAL_FIELDS
 from tracktale.experiment.design import PlannedTrial
 from tracktale.experiment.scoring import ScoredResponse, present_trial, score_trial
 from tracktale.experiment.service import SURVEY_QUESTIONS, StudyService
 from tracktale.experiment.storage import Participant
 from tracktale.experiment.validation import IDENTIFIER, ApiError, validate
-
-from tracktale.errors import TracktaleError
 
 _REFUSALS = {
     "completed": "has already completed this study",

@@ -15,6 +15,8 @@ import random
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from tracktale.errors import TracktaleError
+from tracktale.item import Item
 from tracktale.stimuli.arithmetic.datasets import ALL, PAPER_DATASETS, Dataset, expand_datasets
 from tracktale.stimuli.arithmetic.executor import Number, parse_value
 from tracktale.stimuli.arithmetic.items import build_item, sample_inputs, sample_steps, verify_item
@@ -26,9 +28,6 @@ from tracktale.stimuli.arithmetic.render import (
 )
 from tracktale.stimuli.arithmetic.scoring import score_output
 from tracktale.stimuli.paradigm import Option, Paradigm
-
-from tracktale.errors import TracktaleError
-from tracktale.item import Item
 
 HORIZONS = tuple(range(5, 96, 10))
 """The paper's procedure lengths: 5, 15, ..., 95 steps."""

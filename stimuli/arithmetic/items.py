@@ -25,6 +25,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from tracktale.errors import TracktaleError
+from tracktale.item import Item
 from tracktale.stimuli.arithmetic.datasets import Dataset, get_dataset
 from tracktale.stimuli.arithmetic.executor import (
     Number,
@@ -39,9 +41,6 @@ from tracktale.stimuli.arithmetic.render import (
     render_prompt,
     step_texts,
 )
-
-from tracktale.errors import TracktaleError
-from tracktale.item import Item
 
 PARADIGM_NAME = "arithmetic"
 

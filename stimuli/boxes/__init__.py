@@ -17,6 +17,8 @@ import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from tracktale.errors import TracktaleError
+from tracktale.item import Item
 from tracktale.stimuli.boxes import design
 from tracktale.stimuli.boxes.distractors import SOURCES
 from tracktale.stimuli.boxes.items import PROBES, Settings, build_item, instance_id, verify_item
@@ -24,9 +26,6 @@ from tracktale.stimuli.boxes.language import INSTRUCTIONS, LANGUAGES
 from tracktale.stimuli.boxes.render import PROMPT_FORMATS
 from tracktale.stimuli.boxes.scoring import parse_answer, state_scores
 from tracktale.stimuli.paradigm import Option, Paradigm
-
-from tracktale.errors import TracktaleError
-from tracktale.item import Item
 
 _TABLE1 = {
     "boxes": 10,

@@ -19,12 +19,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tracktale.errors import TracktaleError
 from tracktale.stimuli.boxes import distractors as distractor_bank
 from tracktale.stimuli.boxes.language import sample_synthetic_words, vocabulary
 from tracktale.stimuli.boxes.render import Plan
 from tracktale.stimuli.boxes.world import Action
-
-from tracktale.errors import TracktaleError
 
 
 @dataclass(frozen=True)

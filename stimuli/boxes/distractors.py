@@ -13,9 +13,8 @@ from __future__ import annotations
 import functools
 import re
 
-from tracktale.stimuli.lexicons import read_rows
-
 from tracktale.errors import TracktaleError
+from tracktale.stimuli.lexicons import read_rows
 
 SOURCES = ("bank", "brown")
 BANK_FILE = "distractors.txt"

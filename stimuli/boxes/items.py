@@ -12,6 +12,8 @@ import hashlib
 import math
 from dataclasses import dataclass
 
+from tracktale.errors import TracktaleError
+from tracktale.item import Item, canonical_json
 from tracktale.stimuli.boxes.distractors import SOURCES, bank, mentions_the_task
 from tracktale.stimuli.boxes.language import (
     INSTRUCTIONS,
@@ -29,9 +31,6 @@ from tracktale.stimuli.boxes.render import (
     render,
 )
 from tracktale.stimuli.boxes.world import InconsistentWorld
-
-from tracktale.errors import TracktaleError
-from tracktale.item import Item, canonical_json
 
 PARADIGM_NAME = "boxes"
 INITIALIZATIONS = ("normal", "compressed")

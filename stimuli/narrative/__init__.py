@@ -13,14 +13,13 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from tracktale.errors import TracktaleError
+from tracktale.item import Item
 from tracktale.stimuli.lexicons import TEMPLATES
 from tracktale.stimuli.narrative.design import CELLS, LURES, parse_cell, sample_plan
 from tracktale.stimuli.narrative.fillers import render_filler, sample_filler, verify_filler
 from tracktale.stimuli.narrative.items import render_item, verify_item
 from tracktale.stimuli.paradigm import Option, Paradigm
-
-from tracktale.errors import TracktaleError
-from tracktale.item import Item
 
 HUMAN_CELLS = ("C1.F0:8", "C2.F0:8", "C3.F0:4", "C3.F1:4", "C4.F0:4", "C4.F1:4", "C4.F2:4")
 """The human protocol's 36 main trials: the source paper's seven configurations."""

@@ -14,11 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tracktale.errors import TracktaleError
 from tracktale.stimuli import lexicons
 from tracktale.stimuli.narrative.render import variant_count
 from tracktale.stimuli.narrative.world import Event, simulate
-
-from tracktale.errors import TracktaleError
 
 LURES = (
     "any",

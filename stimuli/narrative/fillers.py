@@ -13,10 +13,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from tracktale.item import ChoicePair, Item
 from tracktale.stimuli import lexicons
 from tracktale.stimuli.lexicons import Character
-
-from tracktale.item import ChoicePair, Item
 
 # frame -> (story template, {asked fact: question}); facts ending in a digit share a slot pool.
 FILLER_FRAMES: dict[str, tuple[str, dict[str, str]]] = {

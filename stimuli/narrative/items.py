@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tracktale.errors import TracktaleError
+from tracktale.item import ChoicePair, Item
 from tracktale.stimuli.lexicons import Character, Noun
 from tracktale.stimuli.narrative.design import STRUCTURES, parse_cell
 from tracktale.stimuli.narrative.render import (
@@ -21,9 +23,6 @@ from tracktale.stimuli.narrative.render import (
     render_story,
 )
 from tracktale.stimuli.narrative.world import InconsistentStory, simulate
-
-from tracktale.errors import TracktaleError
-from tracktale.item import ChoicePair, Item
 
 PARADIGM_NAME = "narrative"
 

@@ -5,6 +5,7 @@ import functools
 import numpy as np
 import pandas as pd
 import pytest
+
 from tracktale.analysis.arithmetic import (
     POOLED,
     accuracy_table,
@@ -17,9 +18,8 @@ from tracktale.analysis.arithmetic import (
     scored_rows,
 )
 from tracktale.analysis.tables import to_latex
-from tracktale.stimuli.registry import get_paradigm
-
 from tracktale.errors import TracktaleError
+from tracktale.stimuli.registry import get_paradigm
 
 DATASETS = ["int_1-10_add_lb1", "int_1-10_mul_lb1", "float_1-10_mixed_lb1", "float_1-10_mixed_lb4"]
 

@@ -4,6 +4,7 @@ from collections import Counter
 
 import pandas as pd
 import pytest
+
 from tracktale.analysis.boxes import boxes_section
 from tracktale.analysis.boxes.scores import (
     bootstrap_mean,
@@ -20,9 +21,8 @@ from tracktale.analysis.boxes.transitions import (
     transition_counts,
 )
 from tracktale.analysis.tables import to_latex
-from tracktale.stimuli.boxes import PARADIGM
-
 from tracktale.errors import TracktaleError
+from tracktale.stimuli.boxes import PARADIGM
 
 
 def test_every_transition_category_on_a_hand_built_trajectory():

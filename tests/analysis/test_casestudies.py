@@ -3,10 +3,10 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+
 from tracktale.analysis import casestudies
 from tracktale.analysis.data import model_trial_rows
 from tracktale.analysis.manipulation import template_logprob_ratios
-
 from tracktale.errors import TracktaleError
 
 

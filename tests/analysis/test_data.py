@@ -1,5 +1,6 @@
 import pandas as pd
 import pytest
+
 from tracktale.analysis.data import (
     build_trial_table,
     item_table,
@@ -7,7 +8,6 @@ from tracktale.analysis.data import (
     load_model_results,
     select,
 )
-
 from tracktale.errors import TracktaleError
 
 

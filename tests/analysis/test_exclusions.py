@@ -1,5 +1,6 @@
 import pandas as pd
 import pytest
+
 from tracktale.analysis.exclusions import ExclusionRules, apply_exclusions
 
 

@@ -2,6 +2,7 @@ import sys
 
 import matplotlib
 import pytest
+
 from tracktale.analysis import casestudies, figures
 from tracktale.analysis.exclusions import apply_exclusions
 from tracktale.analysis.manipulation import template_logprob_ratios

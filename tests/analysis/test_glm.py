@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 import statsmodels.formula.api as smf
+
 from tracktale.analysis.glm import design_frame, fit_human_glm
 from tracktale.analysis.simulate import SimulationParams, human_design, simulate_outcomes
-
 from tracktale.errors import TracktaleError
 
 

@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
+
+from tests.conftest import require
 from tracktale.analysis.lme4 import fit_glmer, lme4_available
 from tracktale.analysis.mixed import fit_mixed, mixed_frame
 from tracktale.analysis.simulate import SimulationParams, human_design, simulate_outcomes
-
-from tests.conftest import require
 from tracktale.errors import TracktaleError
 
 TRUTH = SimulationParams(participant_sd=0.8, item_sd=0.3, complexity=-0.5)

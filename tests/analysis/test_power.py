@@ -1,8 +1,8 @@
 import pytest
-from tracktale.analysis.power import PowerSettings, simulate_power
-from tracktale.analysis.simulate import SimulationParams
 
 from tests.tracktale.test_cli import run
+from tracktale.analysis.power import PowerSettings, simulate_power
+from tracktale.analysis.simulate import SimulationParams
 from tracktale.errors import TracktaleError
 
 

@@ -1,11 +1,11 @@
 import re
 
 import pytest
+
+from tests.tracktale.test_cli import run
 from tracktale.analysis import report as report_module
 from tracktale.analysis.data import select
 from tracktale.analysis.report import ReportOptions, SectionResult, build_report, run_sections
-
-from tests.tracktale.test_cli import run
 from tracktale.stimulus_set import write_stimulus_set
 
 
@@ -142,7 +142,6 @@ def test_an_unknown_template_or_model_is_named(inputs, tmp_path, capsys, extra, 
 
 def test_an_empty_selection_is_named(trial_table):
     from tracktale.analysis.report import restrict_models
-
     from tracktale.errors import TracktaleError
 
     humans_only = trial_table[trial_table["agent_kind"] == "human"]
@@ -157,6 +156,7 @@ def test_an_empty_selection_is_named(trial_table):
 
 def test_sections_that_write_files_become_report_sections(tmp_path):
     import pandas as pd
+
     from tracktale.analysis.report import render_html, section_from_files
 
     pd.DataFrame({"model": ["m"], "score": [0.5]}).to_csv(tmp_path / "scores.csv", index=False)
@@ -176,6 +176,7 @@ def test_sections_that_write_files_become_report_sections(tmp_path):
 def _perfect_and_garbage_results(stimulus_set):
     """Explicit-task rows for a set: two thirds answered right, a third with garbage."""
     import pandas as pd
+
     from tracktale.stimuli.registry import get_paradigm
 
     paradigm = get_paradigm(stimulus_set.manifest.paradigm)
@@ -210,9 +211,9 @@ def _perfect_and_garbage_results(stimulus_set):
 
 def test_the_boxes_and_arithmetic_analyses_plug_into_the_report(tmp_path, capsys):
     import pandas as pd
-    from tracktale.stimuli.registry import get_paradigm
 
     from tracktale.cli import main
+    from tracktale.stimuli.registry import get_paradigm
     from tracktale.stimulus_set import write_stimulus_set
 
     boxes = get_paradigm("boxes").generate_set("smoke", 1)

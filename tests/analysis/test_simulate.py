@@ -1,13 +1,13 @@
 from collections import Counter
 
 import numpy as np
+
 from tracktale.analysis.simulate import (
     SimulationParams,
     human_design,
     simulate_model_results,
     simulate_outcomes,
 )
-
 from tracktale.trial import ParticipantRecord, TrialRecord
 
 

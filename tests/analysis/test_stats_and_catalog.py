@@ -2,6 +2,7 @@ import math
 
 import pandas as pd
 import pytest
+
 from tracktale.analysis.catalog import describe_model, parse_size, training_step, training_tokens
 from tracktale.analysis.stats import accuracy_table, mean_interval, wilson_interval
 

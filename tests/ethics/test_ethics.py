@@ -5,6 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
+
+from tracktale import ethics
+from tracktale.cli import main
+from tracktale.errors import TracktaleError
 from tracktale.ethics import (
     DOCUMENTS,
     EthicsDetails,
@@ -12,10 +16,6 @@ from tracktale.ethics import (
     markdown_to_html,
     write_documents,
 )
-
-from tracktale import ethics
-from tracktale.cli import main
-from tracktale.errors import TracktaleError
 
 DETAILS = EthicsDetails(
     researcher="Dr Ada Example",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+
 from tracktale.experiment.app import create_app
 from tracktale.experiment.config import Prolific, Secrets, StudyConfig
 from tracktale.experiment.storage import Storage

@@ -6,12 +6,12 @@ import dataclasses
 import json
 
 import pytest
+
+from tests.experiment.conftest import ADMIN_SECRET
 from tracktale.ethics import load_document
 from tracktale.experiment.app import create_app
 from tracktale.experiment.config import RateLimits
 from tracktale.experiment.storage import Storage
-
-from tests.experiment.conftest import ADMIN_SECRET
 
 
 def test_a_whole_session_ends_with_the_completion_redirect(participant, storage):

@@ -16,13 +16,13 @@ import os
 from collections import Counter
 
 import pytest
+
+from tests.conftest import REPO_ROOT, require
+from tracktale.errors import TracktaleError
 from tracktale.experiment.app import create_app
 from tracktale.experiment.config import Timing
 from tracktale.experiment.frontend import find_node_modules
 from tracktale.experiment.server import serve_in_thread
-
-from tests.conftest import REPO_ROOT, require
-from tracktale.errors import TracktaleError
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = REPO_ROOT / "test-artifacts" / "browser"

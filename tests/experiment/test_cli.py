@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from flask import Flask
-from tracktale.experiment import frontend
 
 from tracktale.cli import main
+from tracktale.experiment import frontend
 
 
 @pytest.fixture

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 import yaml
+
+from tracktale.errors import TracktaleError
 from tracktale.experiment.config import (
     Secrets,
     StudyConfig,
@@ -11,8 +13,6 @@ from tracktale.experiment.config import (
     load_study,
     study_from_dict,
 )
-
-from tracktale.errors import TracktaleError
 
 
 def write(tmp_path, text):

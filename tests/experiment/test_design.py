@@ -3,6 +3,8 @@
 from collections import Counter
 
 import pytest
+
+from tracktale.errors import TracktaleError
 from tracktale.experiment.design import (
     LIST_IDS,
     DesignConfig,
@@ -12,8 +14,6 @@ from tracktale.experiment.design import (
     format_halves,
     session_seed_for,
 )
-
-from tracktale.errors import TracktaleError
 
 
 def plans(human_set, seed=7):

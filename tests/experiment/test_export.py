@@ -8,9 +8,9 @@ import io
 
 import pyarrow.parquet as pq
 import pytest
-from tracktale.experiment.export import export_study, pid_hash
 
 from tracktale.cli import main
+from tracktale.experiment.export import export_study, pid_hash
 from tracktale.trial import ParticipantRecord, TrialRecord
 
 

@@ -9,10 +9,10 @@ import shutil
 import subprocess
 
 import pytest
-from tracktale.experiment import frontend
 
 from tests.conftest import REPO_ROOT, require
 from tracktale.errors import TracktaleError
+from tracktale.experiment import frontend
 
 FRONTEND = REPO_ROOT / "experiment" / "frontend"
 STATIC = REPO_ROOT / "experiment" / "static"

@@ -6,6 +6,9 @@ import random
 from collections import defaultdict
 
 import pytest
+
+from tests.experiment.conftest import ADMIN_SECRET
+from tracktale.cli import main
 from tracktale.experiment.server import serve_in_thread
 from tracktale.experiment.simulate import (
     BASE_ACCURACY,
@@ -14,9 +17,6 @@ from tracktale.experiment.simulate import (
     p_correct,
     simulate_participants,
 )
-
-from tests.experiment.conftest import ADMIN_SECRET
-from tracktale.cli import main
 
 
 @pytest.fixture

@@ -8,11 +8,11 @@ import threading
 
 import pytest
 import sqlalchemy as sa
-from tracktale.experiment.design import build_session
-from tracktale.experiment.storage import Storage, metadata
 
 from tests.conftest import require
 from tracktale.errors import TracktaleError
+from tracktale.experiment.design import build_session
+from tracktale.experiment.storage import Storage, metadata
 from tracktale.trial import TrialRecord
 
 POSTGRES_ENV = "TRACKTALE_TEST_POSTGRES_URL"

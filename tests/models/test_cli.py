@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from tracktale.models.store import read_results
 
 from tests.models.conftest import HUB_ID, score_argv, shard_keys
 from tracktale.cli import main
+from tracktale.models.store import read_results
 
 
 def run(argv, capsys):

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 import torch
-from tracktale.models import hf
-from tracktale.models.devices import format_max_memory, parse_max_memory
-from tracktale.models.hf import HFScorer
-from tracktale.models.tasks import score_items
 
 from tests.models.conftest import score_argv
 from tracktale.cli import main
 from tracktale.errors import TracktaleError
+from tracktale.models import hf
+from tracktale.models.devices import format_max_memory, parse_max_memory
+from tracktale.models.hf import HFScorer
+from tracktale.models.tasks import score_items
 
 
 @pytest.mark.parametrize(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+
 from tracktale.models.hf import HFScorer
 from tracktale.models.tasks import TaskOptions, score_items
-
 from tracktale.scorer import ChoiceRequest, GenerationRequest, SequenceRequest
 
 TOLERANCE = 1e-4  # nats

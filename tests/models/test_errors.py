@@ -9,15 +9,15 @@ import threading
 
 import pytest
 import torch
-from tracktale.models import hf_forward
-from tracktale.models.hf import HFScorer
-from tracktale.models.hub import resolve_model
-from tracktale.models.tasks import TaskOptions, score_items
 
 from tests.models.conftest import HUB_ID
 from tests.models.conftest import score_argv as shared_score_argv
 from tracktale.cli import main
 from tracktale.errors import TracktaleError
+from tracktale.models import hf_forward
+from tracktale.models.hf import HFScorer
+from tracktale.models.hub import resolve_model
+from tracktale.models.tasks import TaskOptions, score_items
 from tracktale.scorer import ChoiceRequest
 
 

@@ -14,12 +14,12 @@ import threading
 from contextlib import contextmanager
 
 import pytest
-from tracktale.models import store
-from tracktale.models.openai import ChatClient, OpenAIScorer, _generation
 
 from tests.models.conftest import score_argv
 from tracktale.cli import main
 from tracktale.errors import TracktaleError
+from tracktale.models import store
+from tracktale.models.openai import ChatClient, OpenAIScorer, _generation
 from tracktale.scorer import GenerationRequest
 
 

@@ -8,10 +8,10 @@ and budgets, their scorers, the results store and the paradigms' report sections
 from __future__ import annotations
 
 import pytest
-from tracktale.models.store import read_results
 
 from tests.conftest import _generated
 from tracktale.cli import main
+from tracktale.models.store import read_results
 from tracktale.stimulus_set import write_stimulus_set
 
 
@@ -96,7 +96,6 @@ def test_explicit_scoring_runs_the_paradigm_end_to_end(
 
 def test_generation_stops_at_a_stop_string_and_at_each_requests_budget(model_dirs):
     from tracktale.models.registry import load_scorer
-
     from tracktale.scorer import GenerationRequest
 
     scorer = load_scorer(str(model_dirs["pythia"]))

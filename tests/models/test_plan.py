@@ -5,10 +5,10 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from tracktale.models.plan import load_plan
-from tracktale.models.revisions import PRESETS
 
 from tracktale.errors import TracktaleError
+from tracktale.models.plan import load_plan
+from tracktale.models.revisions import PRESETS
 
 
 def write(tmp_path, text, name="sweep.yaml"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 
 import pytest
+
 from tracktale.models import registry
 
 COMMON = {"model_id", "revision", "dtype", "device", "batch_size", "bos", "notify"}

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tracktale.models.hub import list_revisions
-from tracktale.models.revisions import PRESETS, parse_revisions, revision_sort_key, step_of
 
 from tests.models.conftest import HUB_ID, REVISION_SEEDS
 from tracktale.errors import TracktaleError
+from tracktale.models.hub import list_revisions
+from tracktale.models.revisions import PRESETS, parse_revisions, revision_sort_key, step_of
 
 
 def test_pythia_publishes_154_checkpoints():

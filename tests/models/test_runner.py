@@ -9,12 +9,12 @@ import sys
 import time
 
 import pytest
-from tracktale.models import registry, runner, store
-from tracktale.models.runner import Reporter, ScoringJob, run_scoring
-from tracktale.models.tasks import TaskOptions
 
 from tests.models.conftest import HUB_ID, score_argv, shard_keys
 from tracktale.errors import TracktaleError
+from tracktale.models import registry, runner, store
+from tracktale.models.runner import Reporter, ScoringJob, run_scoring
+from tracktale.models.tasks import TaskOptions
 from tracktale.scorer import ModelInfo, ResultRecord
 
 

@@ -7,10 +7,10 @@ import sys
 
 import pandas as pd
 import pytest
-from tracktale.models import store
 
 from tests.models.conftest import shard_keys
 from tracktale.errors import TracktaleError
+from tracktale.models import store
 from tracktale.scorer import ModelInfo, ResultRecord
 
 INFO = ModelInfo("org/m", "step1", "abc", "hf", "float32", "cpu", "none", {"n_parameters": 10})

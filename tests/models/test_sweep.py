@@ -9,13 +9,13 @@ import textwrap
 
 import pytest
 import yaml
-from tracktale.models import runner, scheduler, store, sweep
-from tracktale.models.plan import load_plan
-from tracktale.models.sweep import run_sweep_job, sweep_status
 
 from tests.models.conftest import HUB_ID, shard_keys
 from tracktale.cli import main
 from tracktale.errors import TracktaleError
+from tracktale.models import runner, scheduler, store, sweep
+from tracktale.models.plan import load_plan
+from tracktale.models.sweep import run_sweep_job, sweep_status
 
 
 def run(argv, capsys):

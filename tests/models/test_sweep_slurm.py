@@ -14,13 +14,13 @@ import time
 
 import pytest
 import yaml
-from tracktale.models import scheduler, store
-from tracktale.models.plan import load_plan
-from tracktale.models.sweep import STALL_ENV, sweep_status
 
 from tests.conftest import require
 from tests.models.conftest import HUB_ID, shard_keys
 from tracktale.cli import main
+from tracktale.models import scheduler, store
+from tracktale.models.plan import load_plan
+from tracktale.models.sweep import STALL_ENV, sweep_status
 
 STEP0, STEP1000 = f"{HUB_ID}@step0", f"{HUB_ID}@step1000"
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+
 from tracktale.models.hf import HFScorer
 from tracktale.models.tasks import TaskOptions, applies, score_items
-
 from tracktale.scorer import ModelInfo, Scorer, TokenScores
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
+
+from tests.models.test_equivalence import TOLERANCE, naive_logprobs
+from tracktale.errors import TracktaleError
 from tracktale.models.hf import HFScorer
 from tracktale.models.surprisal import align_to_words
 from tracktale.models.tasks import TaskOptions, score_items
 from tracktale.models.tokens import TextEncoder, resolve_bos
-
-from tests.models.test_equivalence import TOLERANCE, naive_logprobs
-from tracktale.errors import TracktaleError
 from tracktale.scorer import ChoiceRequest, SequenceRequest
 
 

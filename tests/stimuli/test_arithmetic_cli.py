@@ -3,9 +3,9 @@
 import json
 
 import pytest
-from tracktale.stimuli.csv_export import read_items_csv
 
 from tracktale.cli import main
+from tracktale.stimuli.csv_export import read_items_csv
 from tracktale.stimulus_set import read_stimulus_set
 
 SMALL = ["--datasets", "int_1-10_add_lb1,float_0-1_mixed_lb7", "--horizons", "5,95"]

@@ -5,6 +5,7 @@ import sys
 
 import numpy as np
 import pytest
+
 from tracktale.stimuli.arithmetic.datasets import ALL_DATASETS, PAPER_DATASETS
 from tracktale.stimuli.arithmetic.executor import (
     ProcedureError,

@@ -4,6 +4,10 @@ import functools
 from collections import Counter
 
 import pytest
+
+from tests.conftest import SHARED
+from tracktale.errors import TracktaleError
+from tracktale.item import content_id, item_from_dict
 from tracktale.stimuli.arithmetic import HORIZONS, PAPER_MAX_NEW_TOKENS
 from tracktale.stimuli.arithmetic.datasets import (
     ALL_DATASETS,
@@ -15,10 +19,6 @@ from tracktale.stimuli.arithmetic.executor import parse_procedure, split_context
 from tracktale.stimuli.arithmetic.items import parse_step_text
 from tracktale.stimuli.arithmetic.render import INSTRUCTION_LINES, instructions
 from tracktale.stimuli.registry import get_paradigm
-
-from tests.conftest import SHARED
-from tracktale.errors import TracktaleError
-from tracktale.item import content_id, item_from_dict
 from tracktale.stimulus_set import items_jsonl
 
 ARITHMETIC = get_paradigm("arithmetic")

@@ -3,6 +3,7 @@
 import math
 
 import pytest
+
 from tracktale.stimuli.arithmetic.scoring import (
     answer_position,
     extract_spans,

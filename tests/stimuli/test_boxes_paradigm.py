@@ -6,12 +6,12 @@ import types
 from collections import Counter
 
 import pytest
-from tracktale.stimuli.boxes import PARADIGM, distractors
-from tracktale.stimuli.boxes.items import verify_item
-from tracktale.stimuli.registry import get_paradigm
 
 from tracktale.errors import TracktaleError
 from tracktale.item import Item, item_from_dict
+from tracktale.stimuli.boxes import PARADIGM, distractors
+from tracktale.stimuli.boxes.items import verify_item
+from tracktale.stimuli.registry import get_paradigm
 from tracktale.stimulus_set import items_jsonl
 
 

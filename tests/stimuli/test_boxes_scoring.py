@@ -3,6 +3,7 @@
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from tracktale.stimuli.boxes import PARADIGM
 from tracktale.stimuli.boxes.scoring import parse_answer, state_scores
 

@@ -4,6 +4,8 @@ import random
 import re
 
 import pytest
+
+from tracktale.errors import TracktaleError
 from tracktale.stimuli.boxes import PARADIGM
 from tracktale.stimuli.boxes.language import (
     INSTRUCTIONS,
@@ -14,8 +16,6 @@ from tracktale.stimuli.boxes.language import (
     vocabulary,
 )
 from tracktale.stimuli.boxes.world import Action, InconsistentWorld, State, simulate
-
-from tracktale.errors import TracktaleError
 
 
 def test_each_step_opens_one_box_and_obtains_its_key_permanently():

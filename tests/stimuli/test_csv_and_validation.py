@@ -1,8 +1,8 @@
 import pytest
-from tracktale.stimuli.csv_export import read_items_csv, write_items_csv
-from tracktale.stimuli.validation import validate_stimulus_set
 
 from tracktale.errors import TracktaleError
+from tracktale.stimuli.csv_export import read_items_csv, write_items_csv
+from tracktale.stimuli.validation import validate_stimulus_set
 from tracktale.stimulus_set import ITEMS_FILE, MANIFEST_FILE, write_stimulus_set
 
 

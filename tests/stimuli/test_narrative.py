@@ -3,13 +3,13 @@ import re
 from collections import Counter
 
 import pytest
+
+from tracktale.errors import TracktaleError
+from tracktale.item import Item
 from tracktale.stimuli.narrative import PARADIGM, GenerationError
 from tracktale.stimuli.narrative import design as design_module
 from tracktale.stimuli.narrative.design import CELLS
 from tracktale.stimuli.narrative.items import render_item
-
-from tracktale.errors import TracktaleError
-from tracktale.item import Item
 
 
 def test_same_seed_same_bytes_other_seed_other_items():

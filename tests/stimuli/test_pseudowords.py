@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from tracktale.stimuli import pseudowords
-from tracktale.stimuli.lexicons import objects
 
 from tracktale.errors import TracktaleError
+from tracktale.stimuli import pseudowords
+from tracktale.stimuli.lexicons import objects
 
 try:
     from tracktale.stimuli.lexicons import wuggy_plugin

@@ -1,4 +1,5 @@
 import pytest
+
 from tracktale.stimuli.narrative.world import Event, InconsistentStory, simulate
 
 BOXES = ("box", "bag", "drawer")

@@ -86,9 +86,9 @@ def test_the_main_job_scores_a_model_and_resumes_without_rescoring(tmp_path, mon
 
 def test_run_serve_generates_the_stimuli_and_hands_over_to_the_study_server(monkeypatch):
     import click
-    from tracktale.experiment import cli as experiment_cli
 
     from tracktale import cli
+    from tracktale.experiment import cli as experiment_cli
     from tracktale.settings import data_dir
 
     calls = []

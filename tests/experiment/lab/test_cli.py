@@ -7,15 +7,15 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.experiment.lab.scripted import ScriptedDisplay
+from tracktale.cli import main
 from tracktale.experiment.config import load_study
 from tracktale.experiment.lab import launch
 from tracktale.experiment.lab.runner import RunResult
 from tracktale.experiment.lab.session import LabSession
 from tracktale.experiment.service import StudyService
 from tracktale.experiment.storage import Storage
-
-from tests.experiment.lab.scripted import ScriptedDisplay
-from tracktale.cli import main
 
 
 def run(argv, capsys):

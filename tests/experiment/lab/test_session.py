@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
+
+from tests.experiment.lab.scripted import ScriptedDisplay
+from tracktale.errors import TracktaleError
 from tracktale.experiment.design import build_session, session_seed_for
 from tracktale.experiment.lab.runner import RunResult
 from tracktale.experiment.lab.session import LabSession, Reading, Response
 from tracktale.experiment.service import StudyService
 from tracktale.stimuli.registry import get_paradigm
-
-from tests.experiment.lab.scripted import ScriptedDisplay
-from tracktale.errors import TracktaleError
 
 
 @pytest.fixture
