@@ -27,6 +27,31 @@ STAGE_GROUPS = {
 """Command group name -> ``module:attribute`` of its click group."""
 
 
+OPTIONAL_EXTRAS = {
+    "torch": "models",
+    "transformers": "models",
+    "tokenizers": "models",
+    "accelerate": "models",
+    "huggingface_hub": "models",
+    "httpx": "models",
+    "flask": "study",
+    "sqlalchemy": "study",
+    "psycopg": "study",
+    "gunicorn": "study",
+    "numpy": "analysis",
+    "pandas": "analysis",
+    "pyarrow": "analysis",
+    "scipy": "analysis",
+    "statsmodels": "analysis",
+    "matplotlib": "analysis",
+    "submitit": "cluster",
+    "wuggy": "wuggy",
+    "psychopy": "lab",
+    "nltk": "brown",
+}
+"""Third-party module -> the extra that installs it (for the missing-dependency message)."""
+
+
 class LazyGroup(click.Group):
     """A click group whose subgroups are imported on first use."""
 
@@ -159,6 +184,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         _fail(f"{error.strerror or error}: {error.filename}" if error.filename else str(error), 1)
     except KeyboardInterrupt:
         _fail("interrupted", 130)
+    except ModuleNotFoundError as error:
+        module = (error.name or "").partition(".")[0]
+        if module not in OPTIONAL_EXTRAS:
+            raise
+        _fail(f"this command needs {module}: pip install 'tracktale[{OPTIONAL_EXTRAS[module]}]'", 1)
     sys.exit(status if isinstance(status, int) else 0)
 
 

@@ -104,3 +104,27 @@ def test_python_dash_m_runs_the_cli():
         [sys.executable, "-m", "tracktale", "--version"], capture_output=True, text=True, check=True
     )
     assert "tracktale" in result.stdout
+
+
+def test_a_missing_optional_dependency_names_the_extra_to_install(capsys, monkeypatch, tmp_path):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "statsmodels", None)
+    monkeypatch.setitem(sys.modules, "statsmodels.api", None)
+    code, _, err = run(["analysis", "power", "--sizes", "10", "--simulations", "2"], capsys)
+    assert code == 1
+    assert err.strip() == (
+        "tracktale: error: this command needs statsmodels: pip install 'tracktale[analysis]'"
+    )
+
+
+def test_every_optional_extra_named_in_messages_exists():
+    import tomllib
+
+    from tests.conftest import REPO_ROOT
+    from tracktale.cli import OPTIONAL_EXTRAS
+
+    extras = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert set(OPTIONAL_EXTRAS.values()) <= set(extras)
