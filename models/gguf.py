@@ -265,7 +265,7 @@ def _convert(path: Path, target: Path, info: dict[str, Any]) -> None:
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
     try:
         try:
-            with _environment("TQDM_DISABLE", "1"):  # transformers' own per-tensor bar
+            with _quiet_dequantization():
                 tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
                 loaded = AutoModelForCausalLM.from_pretrained(
                     path.parent, gguf_file=path.name, dtype=torch.float32
@@ -305,16 +305,21 @@ def _convert(path: Path, target: Path, info: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def _environment(name: str, value: str) -> Iterator[None]:
-    saved = os.environ.get(name)
-    os.environ[name] = value
+def _quiet_dequantization() -> Iterator[None]:
+    """Silence transformers' per-tensor tqdm bar (its progress-bar switch does not reach it)."""
+    import functools
+
+    from transformers import modeling_gguf_pytorch_utils as loader
+
+    original = getattr(loader, "tqdm", None)
+    if original is None:
+        yield
+        return
+    loader.tqdm = functools.partial(original, disable=True)
     try:
         yield
     finally:
-        if saved is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = saved
+        loader.tqdm = original
 
 
 def prepare(

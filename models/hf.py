@@ -86,6 +86,7 @@ class HFScorer(Scorer):
         self.notify = notify or logger.warning
         self.max_memory = parse_max_memory(max_memory)
         self.device_map = _device_map(device, self.max_memory)
+        model_id = gguf.canonical_model_id(model_id)  # "default" is stored under one id
         resolved = resolve_model(model_id, revision, gguf_file)
         resolved, self.provenance = gguf.prepare(resolved, self.notify)
         placement = {"device_map": self.device_map}
