@@ -58,9 +58,15 @@ KNOWN_MODELS: dict[str, tuple[str, str, bool, bool]] = dict(
         ),
         ("meta-llama/Llama-3.3-70B-Instruct", ("other", "70B", True, True)),
         ("Qwen/Qwen2.5-72B-Instruct", ("other", "72B", True, True)),
+        # Ours, not the paper's: the embedded default model (tracktale.models.gguf) is the
+        # reference of Figure 3 in the main job, where no large model can be loaded offline.
+        ("smollm2-135m-instruct", ("other", "135M", True, True)),
     ]
 )
-"""model_id -> (family, nominal size, instruct, reference): the source paper's models."""
+"""model_id -> (family, nominal size, instruct, reference): the source paper's models (and
+the embedded default model)."""
+LABELS = {"smollm2-135m-instruct": "SmolLM2 135M Instruct (Q4_1)"}
+"""Legend labels of models whose id makes a poor one."""
 
 _SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)([mMbB])(?![a-zA-Z])")
 _STEP = re.compile(r"step(\d+)")
@@ -83,6 +89,7 @@ def describe_model(model_id: str) -> ModelDescription:
     label = name if family == "other" else f"{family} {size}".strip()
     if instruct and family != "other":
         label += " Instruct"
+    label = LABELS.get(model_id, label)
     return ModelDescription(
         model_id=model_id,
         family=family,

@@ -45,6 +45,11 @@ _TRIAL_CARRY = {
 }
 _MODEL_CARRY = (
     "resolved_sha",
+    "model_source",
+    "source_file",
+    "source_sha256",
+    "source_package",
+    "quantization",
     "stimulus_sha256",
     "backend",
     "dtype",

@@ -34,6 +34,7 @@ SECTIONS: dict[str, list[str]] = {
     "narrative": [
         "tracktale.analysis.narrative:human_section",
         "tracktale.analysis.narrative:model_section",
+        "tracktale.analysis.side_by_side:side_by_side_section",
         "tracktale.analysis.narrative:manipulation_section",
     ],
     "boxes": ["tracktale.analysis.report:boxes_section"],

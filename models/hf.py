@@ -24,7 +24,7 @@ import torch
 
 import tracktale
 from tracktale.errors import TracktaleError
-from tracktale.models import hf_forward
+from tracktale.models import gguf, hf_forward
 from tracktale.models.devices import format_max_memory, parse_max_memory
 from tracktale.models.hub import ResolvedModel, resolve_model
 from tracktale.models.tokens import TextEncoder, cut_at_stop, has_chat_template, resolve_bos
@@ -58,6 +58,8 @@ class HFScorer(Scorer):
             loads with ``device_map="auto"`` across them (``device`` must be ``auto``).
         offload_folder: Where accelerate may put layers that fit in no budget (slow; for a
             model that does not fit at all).
+        gguf_file: A GGUF file inside the folder ``model_id`` (a ``.gguf`` model id or the
+            default model's name needs none); converted once, see :mod:`tracktale.models.gguf`.
     """
 
     name = "hf"
@@ -74,6 +76,7 @@ class HFScorer(Scorer):
         notify: Callable[[str], None] | None = None,
         max_memory: Mapping[int | str, str] | str | None = None,
         offload_folder: str | None = None,
+        gguf_file: str | None = None,
     ) -> None:
         if dtype not in DTYPES:
             raise TracktaleError(f"--dtype: {dtype!r} is not one of {', '.join(DTYPES)}")
@@ -83,7 +86,9 @@ class HFScorer(Scorer):
         self.notify = notify or logger.warning
         self.max_memory = parse_max_memory(max_memory)
         self.device_map = _device_map(device, self.max_memory)
-        resolved = resolve_model(model_id, revision)
+        model_id = gguf.canonical_model_id(model_id)  # "default" is stored under one id
+        resolved = resolve_model(model_id, revision, gguf_file)
+        resolved, self.provenance = gguf.prepare(resolved, self.notify)
         placement = {"device_map": self.device_map}
         if self.max_memory is not None:
             placement["max_memory"] = dict(self.max_memory)  # accelerate rewrites it in place
@@ -107,13 +112,13 @@ class HFScorer(Scorer):
         )
 
     @staticmethod
-    def check(model_id: str, revision: str | None) -> None:
+    def check(model_id: str, revision: str | None, gguf_file: str | None = None) -> None:
         """Check that the model and revision exist (locally or on the hub) without loading.
 
         Raises:
             TracktaleError: For an unknown model or revision, or no network and no cache.
         """
-        resolve_model(model_id, revision)
+        resolve_model(model_id, revision, gguf_file)
 
     def _details(self, bos: str) -> dict[str, Any]:
         import tokenizers
@@ -133,6 +138,7 @@ class HFScorer(Scorer):
             "tokenizers_version": tokenizers.__version__,
             "tracktale_version": tracktale.__version__,
             "python_version": platform.python_version(),
+            **self.provenance,
         }
 
     def conditional_score(self, requests: Sequence[ChoiceRequest]) -> list[list[TokenScores]]:
@@ -324,12 +330,11 @@ def _load(
 
     hf_logging.disable_progress_bar()
     where = resolved.model_id + (f"@{resolved.revision}" if resolved.revision else "")
+    source = resolved.load_path or resolved.model_id
     try:
-        tokenizer = AutoTokenizer.from_pretrained(
-            resolved.model_id, revision=resolved.load_revision
-        )
+        tokenizer = AutoTokenizer.from_pretrained(source, revision=resolved.load_revision)
         model = AutoModelForCausalLM.from_pretrained(
-            resolved.model_id, revision=resolved.load_revision, dtype=dtype, **placement
+            source, revision=resolved.load_revision, dtype=dtype, **placement
         )
     except Exception as error:  # noqa: BLE001 - every loading failure becomes one line
         if is_out_of_memory(error):

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tracktale.errors import TracktaleError
 from tracktale.models.revisions import revision_sort_key
+
+if TYPE_CHECKING:
+    from tracktale.models.gguf import GGUFSource
 
 
 @dataclass(frozen=True)
@@ -26,7 +30,9 @@ class ResolvedModel:
         revision: As asked for (``None``: the default branch).
         load_revision: What to pass to ``from_pretrained`` (pins the commit for hub ids).
         resolved_sha: The commit the revision resolved to; ``None`` for a local folder.
-        local: Whether ``model_id`` is a local folder.
+        local: Whether ``model_id`` is a local folder (or file).
+        gguf: The GGUF file the model id names (:mod:`tracktale.models.gguf`), or ``None``.
+        load_path: Where to load from when not ``model_id`` (a GGUF file's converted folder).
     """
 
     model_id: str
@@ -34,14 +40,20 @@ class ResolvedModel:
     load_revision: str | None
     resolved_sha: str | None
     local: bool
+    gguf: GGUFSource | None = None
+    load_path: str | None = None
 
 
-def resolve_model(model_id: str, revision: str | None = None) -> ResolvedModel:
+def resolve_model(
+    model_id: str, revision: str | None = None, gguf_file: str | None = None
+) -> ResolvedModel:
     """Find a model and pin its revision to a commit.
 
     Args:
-        model_id: A local folder with a saved model, or a hub id (``EleutherAI/pythia-70m``).
+        model_id: A local folder with a saved model, a hub id (``EleutherAI/pythia-70m``), a
+            GGUF file or the default model's short name (see :mod:`tracktale.models.gguf`).
         revision: A branch, tag or commit of a hub model; ``None`` for the default branch.
+        gguf_file: The name of a GGUF file inside the folder ``model_id``.
 
     Returns:
         The resolved model.
@@ -50,6 +62,16 @@ def resolve_model(model_id: str, revision: str | None = None) -> ResolvedModel:
         TracktaleError: For an unknown model or revision, or when the hub cannot be reached and
             the revision is not in the local cache.
     """
+    from tracktale.models.gguf import find_gguf
+
+    source = find_gguf(model_id, gguf_file)
+    if source is not None:
+        if revision is not None:
+            raise TracktaleError(
+                f"{model_id} is a GGUF file; it has no revision {revision!r} "
+                "(revisions apply to hub ids)"
+            )
+        return ResolvedModel(model_id, None, None, None, local=True, gguf=source)
     path = Path(model_id).expanduser()
     if path.is_dir():
         if revision is not None:
@@ -132,8 +154,10 @@ def list_revisions(model_id: str) -> tuple[list[str], str]:
     Raises:
         TracktaleError: For a local folder, an unknown model, or neither hub nor cache.
     """
-    if Path(model_id).expanduser().is_dir():
-        raise TracktaleError(f"{model_id} is a local folder; only hub models have revisions")
+    from tracktale.models.gguf import is_default
+
+    if Path(model_id).expanduser().exists() or is_default(model_id):
+        raise TracktaleError(f"{model_id} is a local model; only hub models have revisions")
     from huggingface_hub import HfApi, constants
     from huggingface_hub import errors as hub_errors
 

@@ -20,6 +20,7 @@ import yaml
 from tracktale.errors import TracktaleError
 from tracktale.item import ROLES
 from tracktale.models.devices import parse_max_memory
+from tracktale.models.gguf import canonical_model_id
 from tracktale.models.registry import BACKEND_OPTIONS, backend_names, check_backend
 from tracktale.models.revisions import PRESETS, parse_revisions
 from tracktale.models.tokens import BOS_POLICIES, PROMPT_FORMATS
@@ -180,6 +181,7 @@ SCORING_KEYS: dict[str, Callable[[Any], Any]] = {
     "chunk_size": _optional(_typed(int, 1)),
     "max_memory": _optional(_max_memory),
     "offload_folder": _typed(str),
+    "gguf_file": _typed(str),
     "base_url": _typed(str),
     "api_key_env": _typed(str),
     "concurrency": _typed(int, 1),
@@ -373,11 +375,13 @@ def _model_jobs(entry, path, tasks, scoring, defaults, base) -> list[SweepJob]:
     for key in ("offload_folder", "cache_dir"):
         if key in settings:
             settings[key] = str(_path(settings[key], f"{path}.{key}", base))
-    # A local model folder is relative to the plan, like every other path in it.
-    if model_id.startswith((".", "~")) or (base / model_id).is_dir():
+    # A local model folder (or GGUF file) is relative to the plan, like every other path in it.
+    if model_id.startswith((".", "~")) or (base / model_id).exists():
         model_id = str((base / Path(model_id).expanduser()).resolve())
     model_tasks = _tasks(entry["tasks"], f"{path}.tasks") if "tasks" in entry else tasks
     backend = settings.get("backend", "hf")
+    if backend == "hf":
+        model_id = canonical_model_id(model_id)
     options = {key: value for key, value in settings.items() if key in _OWN_OPTIONS}
     try:
         check_backend(backend, model_tasks, options)

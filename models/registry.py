@@ -11,6 +11,8 @@ the dtype its rows record whatever is asked.
 from __future__ import annotations
 
 import importlib
+import inspect
+from collections.abc import Mapping
 from typing import Any
 
 from tracktale.errors import TracktaleError
@@ -22,7 +24,7 @@ _BACKENDS = {
 }
 
 BACKEND_OPTIONS: dict[str, tuple[str, ...]] = {
-    "hf": ("max_memory", "offload_folder"),
+    "hf": ("max_memory", "offload_folder", "gguf_file"),
     "openai": (
         "base_url",
         "api_key_env",
@@ -99,18 +101,31 @@ def recorded_dtype(backend: str, dtype: str) -> str:
     return _RECORDED_DTYPE.get(backend, dtype)
 
 
-def check_model(model_id: str, revision: str | None, *, backend: str = "hf") -> None:
+def check_model(
+    model_id: str,
+    revision: str | None,
+    *,
+    backend: str = "hf",
+    options: Mapping[str, Any] | None = None,
+) -> None:
     """Check that a model and revision can be found, without loading it.
 
     A sweep checks every revision before it spends hours on the first. Backends without a
     ``check`` method pass.
+
+    Args:
+        model_id: As for :func:`load_scorer`.
+        revision: The revision (``None``: the default branch).
+        backend: A name from :func:`backend_names`.
+        options: The backend's own options; those its ``check`` takes (``gguf_file``) are passed.
 
     Raises:
         TracktaleError: For an unknown backend, model or revision.
     """
     check = getattr(_backend_class(backend), "check", None)
     if check is not None:
-        check(model_id, revision)
+        takes = inspect.signature(check).parameters
+        check(model_id, revision, **{k: v for k, v in (options or {}).items() if k in takes})
 
 
 def load_scorer(model_id: str, *, backend: str = "hf", **options: Any) -> Scorer:

@@ -23,6 +23,7 @@ from typing import Any
 from tracktale.errors import TracktaleError
 from tracktale.item import ROLES, Item
 from tracktale.models import store
+from tracktale.models.gguf import canonical_model_id
 from tracktale.models.registry import check_backend, check_model, load_scorer, recorded_dtype
 from tracktale.models.tasks import TaskOptions, applies, generation_budget, score_items
 from tracktale.scorer import TASKS
@@ -47,6 +48,8 @@ class ScoringJob:
         bos: BOS policy (``auto``, ``add``, ``none``).
         roles: Item roles to score (``main`` by default: fillers and practice are for people).
         limit: Score only the first ``limit`` items of the set (after the role filter).
+        item_ids: Score only these items (``None``: every item of the chosen roles); the main
+            job's documented subset of the model protocol.
         rescore: Score every planned row again, replacing the stored ones.
         chunk_size: Items per written shard; ``None``: eight batches.
         backend_options: The backend's own options (``max_memory`` for ``hf``, ``base_url``
@@ -70,6 +73,12 @@ class ScoringJob:
     rescore: bool = False
     chunk_size: int | None = None
     backend_options: Mapping[str, Any] = field(default_factory=dict)
+    item_ids: frozenset[str] | None = None
+
+    def __post_init__(self) -> None:
+        # The default model's short names ("default") are stored under one id.
+        if self.backend == "hf":
+            object.__setattr__(self, "model_id", canonical_model_id(self.model_id))
 
 
 class Reporter:
@@ -168,7 +177,9 @@ def run_scoring(
     plans = plan_job(job, stimulus_set)
     for plan in plans:
         if plan.n_todo:
-            check_model(job.model_id, plan.revision, backend=job.backend)
+            check_model(
+                job.model_id, plan.revision, backend=job.backend, options=job.backend_options
+            )
     reporter.start(sum(plan.n_todo for plan in plans))
     summary = RunSummary(batch_size=job.batch_size)
     for plan in plans:
@@ -266,6 +277,8 @@ def plan_job(job: ScoringJob, stimulus_set: StimulusSet, stored=None) -> list[Re
         TracktaleError: If stored rows of this model were scored with other settings.
     """
     items = [item for item in stimulus_set if item.role in job.roles]
+    if job.item_ids is not None:
+        items = [item for item in items if item.item_id in job.item_ids]
     if job.limit is not None:
         items = items[: job.limit]
     stored = _stored_rows(job, stored)

@@ -53,8 +53,18 @@ IDENTITY_COLUMNS = (
     "device",
     "bos_policy",
 )
+PROVENANCE_COLUMNS = (
+    "model_source",
+    "source_file",
+    "source_sha256",
+    "source_package",
+    "quantization",
+)
+"""Where the weights came from: ``gguf`` (file, sha256, quantization such as Q4_1), ``hub``
+or ``folder`` (see :mod:`tracktale.models.gguf`); NA in rows written before they existed."""
 STANDARD_COLUMNS = (
     *IDENTITY_COLUMNS,
+    *PROVENANCE_COLUMNS,
     "n_parameters",
     "has_chat_template",
     "chat_template_used",

@@ -230,7 +230,7 @@ def _check_models(jobs: Sequence[SweepJob]) -> None:
                     listed[job.model_id] = set()  # check_model says what is wrong
             if job.revision in listed[job.model_id]:
                 continue
-        check_model(job.model_id, job.revision, backend=backend)
+        check_model(job.model_id, job.revision, backend=backend, options=job.scoring)
 
 
 def _run_here(plan: SweepPlan, jobs: Sequence[SweepJob], reporter: SweepReporter) -> None:

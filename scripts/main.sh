@@ -6,5 +6,11 @@ cd "$(dirname "$0")/.."
 source scripts/lib.sh
 
 make_venv .venv "[all]"
+install_default_model .venv
 install_frontend
+# Convert the default model's GGUF file once (a few tens of seconds), unless it is not wanted.
+case " $* " in
+*" --no-model "* | *" --serve "*) ;;
+*) .venv/bin/tracktale models install-default ;;
+esac
 exec .venv/bin/tracktale run "$@"

@@ -16,6 +16,7 @@ import click
 
 import tracktale
 from tracktale.errors import TracktaleError
+from tracktale.pipeline import MAIN_JOB_ITEMS_PER_CELL
 
 STAGE_GROUPS = {
     "stimuli": "tracktale.stimuli.cli:stimuli",
@@ -34,6 +35,7 @@ OPTIONAL_EXTRAS = {
     "accelerate": "models",
     "huggingface_hub": "models",
     "httpx": "models",
+    "gguf": "models",
     "flask": "study",
     "sqlalchemy": "study",
     "psycopg": "study",
@@ -105,8 +107,8 @@ def cli() -> None:
     "models",
     multiple=True,
     metavar="ID_OR_PATH",
-    help="A model to score on the model protocol (repeatable); hub ids need the "
-    "network or a filled Hugging Face cache.",
+    help="Another model to score on the model protocol (repeatable): a hub id (needs the "
+    "network or a filled Hugging Face cache), a local folder or a GGUF file.",
 )
 @click.option(
     "--revisions",
@@ -120,6 +122,26 @@ def cli() -> None:
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="The run's folder [default: $TRACKTALE_DATA/run-sSEED].",
+)
+@click.option(
+    "--no-model",
+    is_flag=True,
+    help="Do not score the embedded default model (SmolLM2-135M-Instruct); --model still adds "
+    "others.",
+)
+@click.option(
+    "--model-items",
+    type=click.IntRange(min=1),
+    default=MAIN_JOB_ITEMS_PER_CELL,
+    show_default=True,
+    metavar="N",
+    help="Score the models on the first N items of each design cell and template of the "
+    "model protocol (33 groups of 50 items).",
+)
+@click.option(
+    "--full-protocol",
+    is_flag=True,
+    help="Score the models on all 1,650 items of the model protocol (hours on a CPU).",
 )
 @click.option(
     "--serve",
@@ -138,14 +160,17 @@ def run(
     models: tuple[str, ...],
     revisions: str | None,
     out_dir: Path | None,
+    no_model: bool,
+    model_items: int,
+    full_protocol: bool,
     serve: bool,
     port: int,
 ) -> None:
     """Run the main job on the embedded defaults, from stimuli to the report.
 
     Generates the default study's stimulus sets, runs simulated participants through the real
-    study server, scores the --model models on the same items, fits the paper's statistics and
-    writes every figure and table with one HTML report.
+    study server, scores the embedded default model (and the --model models) on the same items,
+    fits the paper's statistics and writes every figure and table with one HTML report.
     """
     from tracktale.pipeline import RunOptions, generate_stimuli, print_summary, run_main_job
 
@@ -161,6 +186,8 @@ def run(
         models=models,
         revisions=revisions.split(",") if revisions else None,
         out=out_dir,
+        default_model=not no_model,
+        items_per_cell=None if full_protocol else model_items,
     )
     print_summary(run_main_job(options, say=lambda line: click.echo(f"==> {line}")))
 

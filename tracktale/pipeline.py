@@ -19,6 +19,10 @@ from tracktale.errors import TracktaleError
 from tracktale.settings import data_dir
 
 SIMULATED_DATABASE = "simulated-study.sqlite"
+MAIN_JOB_ITEMS_PER_CELL = 5
+"""Items per design cell and template the main job scores by default: the first five of each
+of the model protocol's 33 (cell, template) groups, 165 of its 1,650 items, so the main job
+with the default model stays within a few minutes on two CPU cores."""
 
 
 @dataclass(frozen=True)
@@ -28,9 +32,14 @@ class RunOptions:
     Attributes:
         seed: Seed of the stimuli and of the simulated participants.
         participants: Simulated participants (the source paper had 48).
-        models: Model ids or local paths to score on the model protocol (none: humans only).
-        revisions: Revisions to score for every model (``None``: the default branch).
+        models: Further model ids or local paths to score on the model protocol.
+        revisions: Revisions to score for every model of ``models`` (``None``: the default
+            branch).
         out: The run's folder (default: ``$TRACKTALE_DATA/run-s<seed>``).
+        default_model: Also score the embedded default model (SmolLM2-135M-Instruct,
+            :mod:`tracktale.models.gguf`), first.
+        items_per_cell: Score every model on the first this many items of each design cell and
+            template of the model protocol; ``None``: all 1,650 items.
     """
 
     seed: int = 1
@@ -38,6 +47,8 @@ class RunOptions:
     models: Sequence[str] = ()
     revisions: Sequence[str] | None = None
     out: Path | None = None
+    default_model: bool = True
+    items_per_cell: int | None = MAIN_JOB_ITEMS_PER_CELL
 
     @property
     def folder(self) -> Path:
@@ -68,12 +79,16 @@ def run_main_job(options: RunOptions, say: Callable[[str], None] = print) -> Run
         Where everything went.
     """
     summary = RunSummary()
+    if options.default_model:
+        from tracktale.models.gguf import default_gguf_path
+
+        default_gguf_path()  # a missing package is one line now, not after the simulation
     options.folder.mkdir(parents=True, exist_ok=True)
     summary.stimulus_dirs = generate_stimuli(options.seed, say)
     summary.database_url, summary.completed_participants = _simulate_participants(
         options, summary.stimulus_dirs["human"], say
     )
-    if options.models:
+    if options.models or options.default_model:
         summary.results_dir = _score_models(options, summary.stimulus_dirs["model"], say)
     report = _write_report(options, summary, say)
     summary.report_path = report.html_path
@@ -155,23 +170,57 @@ def _without_environment(name: str) -> Iterator[None]:
             os.environ[name] = saved
 
 
+def main_job_items(model_set, per_cell: int | None) -> frozenset[str] | None:
+    """The first ``per_cell`` items of each (cell, template) group, in set order; ``None``: all."""
+    if per_cell is None:
+        return None
+    counts: dict[tuple, int] = {}
+    chosen = []
+    for item in model_set:
+        group = (item.condition.get("cell"), item.condition.get("template"))
+        if counts.get(group, 0) < per_cell:
+            counts[group] = counts.get(group, 0) + 1
+            chosen.append(item.item_id)
+    return frozenset(chosen)
+
+
 def _score_models(options: RunOptions, model_dir: Path, say: Callable[[str], None]) -> Path:
     """Both tasks (and the template manipulation check) on the model protocol, resumable."""
+    from tracktale.models.cli import scoring_reporter
+    from tracktale.models.gguf import DEFAULT_MODEL_ID, canonical_model_id
     from tracktale.models.revisions import parse_revisions
     from tracktale.models.runner import ScoringJob, run_scoring
+    from tracktale.stimulus_set import read_stimulus_set
 
     results = options.folder / "results"
+    model_set = read_stimulus_set(model_dir)
+    item_ids = main_job_items(model_set, options.items_per_cell)
+    scope = (
+        f"all {len(model_set)} items"
+        if item_ids is None
+        else f"{len(item_ids)} of {len(model_set)} items (the first {options.items_per_cell} "
+        "per cell and template; --full-protocol for all)"
+    )
     revisions = parse_revisions(list(options.revisions) if options.revisions else None)
-    for model_id in options.models:
-        say(f"models: scoring {model_id} ({len(revisions)} revision(s)) on {model_dir}")
+    runs = [(DEFAULT_MODEL_ID, [None])] if options.default_model else []
+    runs += [
+        (model_id, revisions)
+        for model_id in dict.fromkeys(map(canonical_model_id, options.models))
+        if not (options.default_model and model_id == DEFAULT_MODEL_ID)
+    ]
+    for model_id, model_revisions in runs:
+        say(f"models: scoring {model_id} ({len(model_revisions)} revision(s)) on {scope}")
         job = ScoringJob(
-            stimuli=model_dir,
+            stimuli=model_set,
             model_id=model_id,
             out=results,
-            revisions=revisions,
+            revisions=model_revisions,
             tasks=("implicit", "explicit", "sequence"),
+            item_ids=item_ids,
+            chunk_size=16,  # the progress bar and its ETA move every 16 items
         )
-        summary = run_scoring(job)
+        with scoring_reporter() as reporter:
+            summary = run_scoring(job, reporter)
         scored = sum(summary.scored.values())
         say(
             f"models: {model_id}: {scored} rows scored, {sum(summary.already.values())} "
@@ -232,9 +281,39 @@ def print_summary(summary: RunSummary) -> None:
                 f"{number['odds_ratio']:.2f} [{number['or_low']:.2f}, {number['or_high']:.2f}]",
             )
         console.print(table)
+    if summary.report_tables:
+        _print_side_by_side(console, summary.report_tables / "humans_and_models.csv")
     console.print(
         f"{summary.completed_participants} simulated participants in {summary.database_url}"
     )
     if summary.results_dir:
         console.print(f"model results: {summary.results_dir}")
     console.print(f"report: {summary.report_path}")
+
+
+def _print_side_by_side(console, path: Path) -> None:
+    """Accuracy by task and complexity of the participants and each model (n in brackets)."""
+    import csv
+
+    from rich.table import Table
+
+    if not path.is_file():
+        return
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    levels = sorted({int(float(row["complexity"])) for row in rows})
+    lines: dict[tuple[str, str, str], dict[int, str]] = {}
+    for row in rows:
+        key = (row["label"], row["template"], row["task"])
+        cell = f"{float(row['accuracy']):.0%} ({row['n']})"
+        lines.setdefault(key, {})[int(float(row["complexity"]))] = cell
+    table = Table(
+        title="Accuracy by complexity: participants (after exclusions) and models",
+        title_justify="left",
+    )
+    names = ("who", "template", "task")
+    for column in (*names, *(f"C{level}" for level in levels)):
+        table.add_column(column, justify="left" if column in names else "right")
+    for (label, template, task), cells in lines.items():
+        table.add_row(label, template, task, *(cells.get(level, "") for level in levels))
+    console.print(table)

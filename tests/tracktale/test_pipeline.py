@@ -1,11 +1,13 @@
 """The main job (tracktale run): stimuli, simulated study, report."""
 
 import sqlite3
+from collections import Counter
 
 import pytest
 
 from tracktale.errors import TracktaleError
 from tracktale.pipeline import SIMULATED_DATABASE, RunOptions, run_main_job
+from tracktale.stimulus_set import read_stimulus_set
 
 
 @pytest.fixture(scope="module")
@@ -18,7 +20,9 @@ def first_run(tmp_path_factory):
     os.environ["DATABASE_URL"] = f"sqlite:///{folder / 'real-study.sqlite'}"
     try:
         lines = []
-        summary = run_main_job(RunOptions(participants=3, out=folder / "run"), say=lines.append)
+        summary = run_main_job(
+            RunOptions(participants=3, out=folder / "run", default_model=False), say=lines.append
+        )
     finally:
         os.environ.pop("DATABASE_URL")
         if saved is not None:
@@ -53,7 +57,10 @@ def test_a_run_refuses_to_replace_a_database_with_real_sessions(first_run):
     connection.execute("update trials set source = 'online'")
     connection.commit()
     with pytest.raises(TracktaleError, match="holds real sessions"):
-        run_main_job(RunOptions(participants=1, out=folder / "run"), say=lambda line: None)
+        run_main_job(
+            RunOptions(participants=1, out=folder / "run", default_model=False),
+            say=lambda line: None,
+        )
 
 
 def test_a_run_never_deletes_a_file_it_cannot_read_as_a_simulated_study(tmp_path):
@@ -61,7 +68,10 @@ def test_a_run_never_deletes_a_file_it_cannot_read_as_a_simulated_study(tmp_path
     precious = tmp_path / "run" / SIMULATED_DATABASE
     precious.write_text("not a database")
     with pytest.raises(TracktaleError, match="not a simulated study database"):
-        run_main_job(RunOptions(participants=1, out=tmp_path / "run"), say=lambda line: None)
+        run_main_job(
+            RunOptions(participants=1, out=tmp_path / "run", default_model=False),
+            say=lambda line: None,
+        )
     assert precious.read_text() == "not a database"
 
 
@@ -73,15 +83,35 @@ def test_the_main_job_scores_a_model_and_resumes_without_rescoring(tmp_path, mon
     texts = [item.prompt for item in get_paradigm("narrative").generate_set("model", 9)][:400]
     tokenizer = make_tokenizer(train_bpe(texts, 400), kind="pythia")
     model = save_model(tmp_path / "tiny", make_model("gpt_neox", tokenizer), tokenizer)
-    options = RunOptions(participants=2, models=(str(model),), out=tmp_path / "run")
+    options = RunOptions(
+        participants=2, models=(str(model),), out=tmp_path / "run", default_model=False
+    )
     summary = run_main_job(options, say=lambda line: None)
     rows = read_results(summary.results_dir)
     assert set(rows["task"]) == {"implicit", "explicit", "sequence"}
-    assert len(rows) == 3 * 1650
+    assert len(rows) == 3 * 165  # the first 5 items of each of the 33 cells and templates
+    items = {item.item_id: item for item in read_stimulus_set(summary.stimulus_dirs["model"])}
+    groups = Counter(
+        (items[i].condition["cell"], items[i].condition["template"])
+        for i in rows.loc[rows["task"] == "implicit", "item_id"]
+    )
+    assert len(groups) == 33 and set(groups.values()) == {5}
     assert (summary.report_tables / "model_accuracy.csv").is_file()
+    assert (summary.report_tables / "model_provenance.csv").is_file()
+    assert set(rows["model_source"]) == {"folder"}
     lines = []
     run_main_job(options, say=lines.append)
-    assert any("0 rows scored, 4950 already in the store" in line for line in lines)
+    assert any("0 rows scored, 495 already in the store" in line for line in lines)
+
+
+def test_the_full_protocol_scores_every_item(tmp_path):
+    from tracktale.pipeline import main_job_items
+    from tracktale.stimuli.registry import get_paradigm
+
+    model_set = get_paradigm("narrative").generate_set("model", 1)
+    assert main_job_items(model_set, None) is None
+    first = main_job_items(model_set, 2)
+    assert len(first) == 66 and first <= main_job_items(model_set, 3)
 
 
 def test_run_serve_generates_the_stimuli_and_hands_over_to_the_study_server(monkeypatch):

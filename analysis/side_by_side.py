@@ -1,0 +1,184 @@
+"""People and each model side by side: one case-study figure per model, the joint table, provenance.
+
+This report section (narrative paradigm) follows the models-as-case-studies section. For every
+final model it draws one figure with the analysed participants' accuracy by complexity (after
+the exclusions) and the model's accuracy by complexity on each template, one panel per task;
+it writes one long table holding both, and a provenance table naming where each model's weights
+came from (hub commit, local folder, or GGUF file with its sha256 and quantization), so a
+reader of the report sees that a dequantized Q4_1 model is not the original checkpoint.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tracktale.analysis.casestudies import final_models
+from tracktale.analysis.figures import _errorbar
+from tracktale.analysis.report import ReportContext, SectionResult
+from tracktale.analysis.stats import accuracy_table
+from tracktale.analysis.style import (
+    HUMAN_COLOUR,
+    OKABE_ITO,
+    TEMPLATE_COLOURS,
+    SavedFigure,
+    new_figure,
+    percent_axes,
+    save_figure,
+    styled,
+)
+from tracktale.analysis.tables import save_table
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+TASKS = ("explicit", "implicit")
+PROVENANCE = (
+    "model_source",
+    "source_file",
+    "quantization",
+    "source_sha256",
+    "source_package",
+    "resolved_sha",
+    "dtype",
+)
+
+
+def side_by_side_section(context: ReportContext) -> SectionResult | None:
+    """The joint table, one case-study figure per model, and the models' provenance."""
+    models = context.models
+    if models is None or final_models(models).empty:
+        return None
+    value = context.options.value
+    human = context.shared.get("human_analysed")
+    human = human if human is not None and not human.empty else None
+    section = SectionResult(title=f"{context.paradigm}: people and models side by side")
+    joint = joint_table(human, models, value)
+    section.tables.append(
+        save_table(
+            joint,
+            context.tables_dir,
+            "humans_and_models",
+            "Accuracy by task and complexity: participants (after exclusions) and each model "
+            "per template",
+        )
+    )
+    rows = final_models(models)
+    for agent in sorted(rows["agent"].unique()):
+        figure = case_study_figure(human, rows[rows["agent"] == agent], context.figures_dir, value)
+        if figure is not None:
+            section.figures.append(figure)
+    provenance = provenance_table(models)
+    section.tables.append(
+        save_table(provenance, context.tables_dir, "model_provenance", "Where each model came from")
+    )
+    section.html = _notes(provenance, human is not None)
+    return section
+
+
+def joint_table(human: pd.DataFrame | None, models: pd.DataFrame, value: str) -> pd.DataFrame:
+    """One row per (who, task, template, complexity): ``n``, accuracy and its Wilson interval.
+
+    People saw the standard template only; each model has a row per template and ``all``
+    (templates pooled).
+    """
+    import pandas as pd
+
+    parts = []
+    if human is not None:
+        table = accuracy_table(human, ["task", "complexity"])
+        table.insert(0, "template", "standard")
+        table.insert(0, "label", "Participants")
+        table.insert(0, "agent", "humans")
+        parts.append(table)
+    rows = final_models(models)
+    parts.append(
+        accuracy_table(rows, ["agent", "label", "task", "template", "complexity"], value=value)
+    )
+    pooled = accuracy_table(rows, ["agent", "label", "task", "complexity"], value=value)
+    pooled.insert(3, "template", "all")
+    parts.append(pooled)
+    joint = pd.concat(parts, ignore_index=True, sort=False)
+    return joint[
+        ["agent", "label", "task", "template", "complexity", "n", "accuracy"]
+        + [c for c in ("ci_low", "ci_high") if c in joint.columns]
+    ]
+
+
+def provenance_table(models: pd.DataFrame) -> pd.DataFrame:
+    """Per model: where its weights came from, how it was run, and how many rows per task."""
+    import pandas as pd
+
+    out = []
+    for agent, rows in models.groupby("agent", sort=True):
+        entry = {"agent": agent, "label": rows["label"].iloc[0]}
+        for column in PROVENANCE:
+            values = rows[column].dropna().unique() if column in rows.columns else []
+            entry[column] = ", ".join(map(str, values)) if len(values) else ""
+        for task in ("implicit", "explicit", "sequence"):
+            entry[f"rows_{task}"] = int((rows["task"] == task).sum())
+        out.append(entry)
+    return pd.DataFrame(out)
+
+
+def _notes(provenance: pd.DataFrame, with_humans: bool) -> str:
+    lines = []
+    if not with_humans:
+        lines.append("No human data was given: the figures show the models alone.")
+    for row in provenance.itertuples(index=False):
+        if row.model_source == "gguf":
+            lines.append(
+                f"{row.label}: dequantized from the GGUF file {row.source_file} "
+                f"({row.quantization}, sha256 {row.source_sha256}"
+                + (f", from {row.source_package}" if row.source_package else "")
+                + f") and run in {row.dtype}; these are the quantized model's weights, not the "
+                "original checkpoint's."
+            )
+        elif row.model_source:
+            where = f" at commit {row.resolved_sha}" if row.resolved_sha else ""
+            lines.append(f"{row.label}: {row.model_source}{where}, run in {row.dtype}.")
+    return "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ul>"
+
+
+def _slug(agent: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", agent).strip("-").lower() or "model"
+
+
+def case_study_figure(
+    human: pd.DataFrame | None, rows: pd.DataFrame, folder: Path, value: str = "correct"
+) -> SavedFigure | None:
+    """One model against the participants: accuracy by complexity, a line per template."""
+    if rows.empty:
+        return None
+    agent, label = rows["agent"].iloc[0], rows["label"].iloc[0]
+    templates = [t for t in TEMPLATE_COLOURS if t in set(rows["template"])]
+    templates += sorted(set(rows["template"]) - set(templates))
+    with styled():
+        figure = new_figure(2)
+        for index, (ax, task) in enumerate(zip(figure.axes, TASKS, strict=True)):
+            if human is not None:
+                people = accuracy_table(human[human["task"] == task], ["complexity"])
+                _errorbar(ax, people, "complexity", color=HUMAN_COLOUR, label="Participants")
+            task_rows = rows[rows["task"] == task]
+            for position, template in enumerate(templates):
+                cells = task_rows[task_rows["template"] == template]
+                if cells.empty:
+                    continue
+                table = accuracy_table(cells, ["complexity"], value=value)
+                colour = TEMPLATE_COLOURS.get(template, OKABE_ITO[4 + position % 3])
+                style = {"color": colour, "linestyle": "--", "label": f"{label}: {template}"}
+                _errorbar(ax, table, "complexity", **style)
+            levels = sorted(
+                set(rows["complexity"].dropna())
+                | (set(human["complexity"].dropna()) if human is not None else set())
+            )
+            ax.set_xticks(list(levels), [f"C{int(level)}" for level in levels])
+            ax.set_xlabel("Complexity")
+            ax.set_title(f"{'AB'[index]}  {task.capitalize()} task", loc="left")
+        percent_axes(figure)
+        figure.axes[-1].legend(loc="lower left", fontsize=6.5)
+        return save_figure(
+            figure, folder, f"case_study_{_slug(agent)}", f"{label} and the participants"
+        )
