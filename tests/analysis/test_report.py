@@ -70,6 +70,7 @@ def test_a_report_of_models_alone(inputs, tmp_path):
     assert titles == [
         "narrative: human participants",
         "narrative: models as case studies",
+        "narrative: people and models side by side",
         "narrative: template manipulation check",
     ]
     assert "No human data was given" in result.html_path.read_text()

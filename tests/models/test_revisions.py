@@ -61,5 +61,5 @@ def test_list_revisions_from_the_cache_when_offline(offline_hub):
 
 
 def test_a_local_folder_has_no_revisions(model_dirs):
-    with pytest.raises(TracktaleError, match="local folder"):
+    with pytest.raises(TracktaleError, match="is a local model; only hub models have revisions"):
         list_revisions(str(model_dirs["pythia"]))
