@@ -75,10 +75,12 @@ def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
 )
 @click.option(
     "--task-coding",
-    type=click.Choice(["sum", "treatment"]),
+    type=click.Choice(["sum", "treatment", "sum-implicit"]),
     default="sum",
     show_default=True,
-    help="Coding of probing method in the GLMs.",
+    help="Coding of probing method in the GLMs: sum (explicit +0.5 / implicit -0.5, the "
+    "coding that gives the paper's signs), sum-implicit (implicit +0.5) or treatment "
+    "(explicit 0 / implicit 1).",
 )
 @click.option(
     "--calibrated", is_flag=True, help="Score models by correct_calibrated instead of correct."
@@ -182,7 +184,7 @@ def _simulation_options(command: Any) -> Any:
     helps = {
         "intercept": "Log-odds of a correct answer at mean complexity.",
         "complexity": "Effect of one complexity level (log-odds).",
-        "task": "Implicit minus explicit (log-odds, sum coding).",
+        "task": "Explicit minus implicit (log-odds; explicit coded +0.5, as the paper).",
         "interaction": "Complexity x task (log-odds).",
         "recency": "Effect of the focus position (log-odds).",
         "participant_sd": "SD of participants' random intercepts.",
