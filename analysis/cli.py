@@ -83,6 +83,15 @@ def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
     "(explicit 0 / implicit 1).",
 )
 @click.option(
+    "--figure-templates",
+    "figure_template",
+    type=click.Choice(["standard", "all"]),
+    default="standard",
+    show_default=True,
+    help="Compute Figures 5 and 7 (and the base-vs-instruct table) on the standard template "
+    "(the paper's 550 trials per task) or on all templates pooled.",
+)
+@click.option(
     "--calibrated", is_flag=True, help="Score models by correct_calibrated instead of correct."
 )
 @click.option(
@@ -133,6 +142,7 @@ def report(
     slopes: bool,
     recency: str,
     task_coding: str,
+    figure_template: str,
     calibrated: bool,
     min_accuracy: float,
     min_comprehension: float | None,
@@ -164,6 +174,7 @@ def report(
         slopes=slopes,
         recency=recency,
         task_coding=task_coding,
+        figure_template=figure_template,
         value="correct_calibrated" if calibrated else "correct",
         models=model_ids or None,
         templates=templates or None,

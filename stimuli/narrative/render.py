@@ -25,6 +25,8 @@ EXPLICIT_INSTRUCTION = (
     "punctuation. Your entire response should be just the single location word."
 )
 """The explicit task's instruction (the source paper's Appendix C prompt)."""
+ELLIPSIS = "\u2026"
+"""The probe ends in an ellipsis character, as Appendix D prints it (``The book is in the …``)."""
 PROMPT_LAYOUTS = ("story-first", "instructions-first")
 """Where the story goes in the explicit prompt. Appendix C prints the instruction as one block
 ending in ``Location:`` with no slot for the story inside it, so ``story-first`` (the default)
@@ -214,7 +216,7 @@ def explicit_prompt(story: str, question: str, layout: str = "story-first") -> s
     Raises:
         InconsistentStory: For an unknown layout.
     """
-    probe = f"{story}\nQ: {question} ..."
+    probe = f"{story}\nQ: {question} {ELLIPSIS}"
     if layout == "story-first":
         return f"{probe}\n\n{EXPLICIT_INSTRUCTION}\nLocation:"
     if layout == "instructions-first":

@@ -64,7 +64,7 @@ def test_every_item_carries_both_task_forms(model_set):
         assert item.choice.good.startswith(" Later, ") and item.choice.bad.startswith(" Later, ")
         assert item.choice.neutral_prefix == item.context.split(". ")[0] + "."
         # Story first, then Appendix C's instruction, ending in its "Location:" cue.
-        assert item.prompt.startswith(item.context + "\nQ: " + item.question + " ...\n\n")
+        assert item.prompt.startswith(item.context + "\nQ: " + item.question + " \u2026\n\n")
         assert item.prompt.endswith(EXPLICIT_INSTRUCTION + "\nLocation:")
         assert item.messages == ({"role": "user", "content": item.prompt},)
 
@@ -195,7 +195,7 @@ def test_prompt_layout_instructions_first_is_an_option():
         {"cells": ["C1.F0:1"], "templates": ["standard"], "prompt_layout": "instructions-first"},
     ).items[0]
     assert item.prompt == (
-        f"{EXPLICIT_INSTRUCTION}\n\n{item.context}\nQ: {item.question} ...\nLocation:"
+        f"{EXPLICIT_INSTRUCTION}\n\n{item.context}\nQ: {item.question} \u2026\nLocation:"
     )
     assert PARADIGM.verify(item) == []
 
