@@ -230,19 +230,20 @@ def template_robustness(
             line.remove()
         figure.axes[0].set_ylabel("")
         figure.axes[1].set_ylabel("Accuracy (%)")
-        handles, names_shown = figure.axes[1].get_legend_handles_labels()
-        figure.axes[0].legend(handles, names_shown, loc="lower left", frameon=False)
+
         return save_figure(figure, folder, "fig6_templates", "Accuracy by object template")
 
 
 def _template_examples(ax: Any, names: Sequence[str], examples: dict[str, list[str]]) -> None:
-    """Panel A of Figure 6: a few object words of every template, in its colour."""
+    """Panel A of Figure 6: a few object words of every template; its swatch is the legend."""
     ax.set_axis_off()
     ax.set_title("A  Object types", loc="left")
     for row, template in enumerate(names):
         y = 0.9 - row * 0.3
         colour = TEMPLATE_COLOURS.get(template, OKABE_ITO[4 + row % 3])
-        ax.text(0.0, y, template, color=colour, fontweight="bold", transform=ax.transAxes)
+        ax.text(
+            0.0, y, f"\u25a0 {template}", color=colour, fontweight="bold", transform=ax.transAxes
+        )
         words = ", ".join(examples.get(template, [])[:4]) or "(no items)"
         ax.text(0.0, y - 0.1, words, transform=ax.transAxes, fontsize=8)
 
