@@ -75,10 +75,21 @@ def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
 )
 @click.option(
     "--task-coding",
-    type=click.Choice(["sum", "treatment"]),
+    type=click.Choice(["sum", "treatment", "sum-implicit"]),
     default="sum",
     show_default=True,
-    help="Coding of probing method in the GLMs.",
+    help="Coding of probing method in the GLMs: sum (explicit +0.5 / implicit -0.5, the "
+    "coding that gives the paper's signs), sum-implicit (implicit +0.5) or treatment "
+    "(explicit 0 / implicit 1).",
+)
+@click.option(
+    "--figure-templates",
+    "figure_template",
+    type=click.Choice(["standard", "all"]),
+    default="standard",
+    show_default=True,
+    help="Compute Figures 5 and 7 (and the base-vs-instruct table) on the standard template "
+    "(the paper's 550 trials per task) or on all templates pooled.",
 )
 @click.option(
     "--calibrated", is_flag=True, help="Score models by correct_calibrated instead of correct."
@@ -131,6 +142,7 @@ def report(
     slopes: bool,
     recency: str,
     task_coding: str,
+    figure_template: str,
     calibrated: bool,
     min_accuracy: float,
     min_comprehension: float | None,
@@ -162,6 +174,7 @@ def report(
         slopes=slopes,
         recency=recency,
         task_coding=task_coding,
+        figure_template=figure_template,
         value="correct_calibrated" if calibrated else "correct",
         models=model_ids or None,
         templates=templates or None,
@@ -182,7 +195,7 @@ def _simulation_options(command: Any) -> Any:
     helps = {
         "intercept": "Log-odds of a correct answer at mean complexity.",
         "complexity": "Effect of one complexity level (log-odds).",
-        "task": "Implicit minus explicit (log-odds, sum coding).",
+        "task": "Explicit minus implicit (log-odds; explicit coded +0.5, as the paper).",
         "interaction": "Complexity x task (log-odds).",
         "recency": "Effect of the focus position (log-odds).",
         "participant_sd": "SD of participants' random intercepts.",

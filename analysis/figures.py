@@ -181,8 +181,16 @@ def instruction_tuning(instruction: pd.DataFrame, folder: Path) -> SavedFigure |
         return save_figure(figure, folder, "fig5_instruction_tuning", "OLMo 2 base vs instruct")
 
 
-def template_robustness(templates: pd.DataFrame, folder: Path) -> SavedFigure | None:
-    """Figure 6: accuracy per model and template, explicit and implicit panels."""
+def template_robustness(
+    templates: pd.DataFrame, folder: Path, examples: dict[str, list[str]] | None = None
+) -> SavedFigure | None:
+    """Figure 6: (A) example objects per template, (B) explicit and (C) implicit accuracy.
+
+    Args:
+        templates: :func:`~tracktale.analysis.casestudies.template_table`.
+        folder: Where the figure goes.
+        examples: Template -> object words to show in panel A (the stimulus sets' own).
+    """
     import numpy as np
 
     if templates.empty or templates["template"].nunique() < 2:
@@ -195,8 +203,13 @@ def template_robustness(templates: pd.DataFrame, folder: Path) -> SavedFigure | 
     names += sorted(set(templates["template"]) - set(names))
     width = 0.8 / len(names)
     with styled():
-        figure = new_figure(2, width=max(6.6, 0.9 * len(order) + 1.5), height=3.6)
-        for index, (ax, task) in enumerate(zip(figure.axes, TASKS, strict=True)):
+        bars = max(3.3, 0.45 * len(order) + 0.75)  # width of each accuracy panel
+        figure = new_figure(
+            3, width=2 * bars + 1.6, height=3.6, sharey=False, width_ratios=[1.6, bars, bars]
+        )
+        _template_examples(figure.axes[0], names, examples or {})
+        figure.axes[2].sharey(figure.axes[1])
+        for index, (ax, task) in enumerate(zip(figure.axes[1:], TASKS, strict=True)):
             task_rows = templates[templates["task"] == task]
             x = np.arange(len(order))
             for position, template in enumerate(names):
@@ -213,18 +226,39 @@ def template_robustness(templates: pd.DataFrame, folder: Path) -> SavedFigure | 
             ax.set_xticks(x, [labels[a] for a in order], rotation=60, ha="right")
             ax.set_title(f"{'BC'[index]}  {task.capitalize()} task", loc="left")
         percent_axes(figure)
-        figure.axes[-1].legend(loc="lower right")
+        for line in list(figure.axes[0].lines):  # percent_axes styles every panel; A is text
+            line.remove()
+        figure.axes[0].set_ylabel("")
+        figure.axes[1].set_ylabel("Accuracy (%)")
+
         return save_figure(figure, folder, "fig6_templates", "Accuracy by object template")
 
 
+def _template_examples(ax: Any, names: Sequence[str], examples: dict[str, list[str]]) -> None:
+    """Panel A of Figure 6: a few object words of every template; its swatch is the legend."""
+    ax.set_axis_off()
+    ax.set_title("A  Object types", loc="left")
+    for row, template in enumerate(names):
+        y = 0.9 - row * 0.3
+        colour = TEMPLATE_COLOURS.get(template, OKABE_ITO[4 + row % 3])
+        ax.text(
+            0.0, y, f"\u25a0 {template}", color=colour, fontweight="bold", transform=ax.transAxes
+        )
+        words = ", ".join(examples.get(template, [])[:4]) or "(no items)"
+        ax.text(0.0, y - 0.1, words, transform=ax.transAxes, fontsize=8)
+
+
 def olmo_instruct_explicit(
-    models: pd.DataFrame, folder: Path, value: str = "correct"
+    models: pd.DataFrame, folder: Path, value: str = "correct", template: str | None = "standard"
 ) -> SavedFigure | None:
-    """Figure 7: OLMo 2 Instruct explicit accuracy by complexity, one line per size."""
+    """Figure 7: OLMo 2 Instruct explicit accuracy by complexity, one line per size.
+
+    On the same data as Figure 5 (standard template by default; ``None`` pools templates).
+    """
     rows = final_models(models)
     rows = rows[
         (rows["task"] == "explicit")
-        & (rows["template"] == "standard")
+        & ((rows["template"] == template) if template is not None else True)
         & rows["instruct"].astype(bool)
         & (rows["family"] == "OLMo 2")
     ]

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tracktale.analysis.glm import coefficient_table, design_frame
+from tracktale.analysis.glm import coefficient_table, design_frame, task_coding_note
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:
@@ -154,7 +154,7 @@ def _fit_statsmodels(frame: pd.DataFrame, fixed: str, slopes: bool) -> MixedFit:
         notes=(
             "statsmodels BinomialBayesMixedGLM, variational Bayes (posterior mean and SD; "
             "p from the normal approximation); independent random effects",
-            "complexity and recency standardised (z); task coded implicit +0.5 / explicit -0.5",
+            f"complexity and recency standardised (z); {task_coding_note('sum')}",
         ),
         **_counts(frame),
     )
@@ -180,7 +180,7 @@ def _fit_lme4(frame: pd.DataFrame, fixed: str, slopes: bool) -> MixedFit:
         f"{fit.info.get('r_version', '')}",
         f"logLik {float(fit.info.get('logLik', math.nan)):.2f}, AIC "
         f"{float(fit.info.get('AIC', math.nan)):.2f}",
-        "complexity and recency standardised (z); task coded implicit +0.5 / explicit -0.5",
+        f"complexity and recency standardised (z); {task_coding_note('sum')}",
     ]
     if fit.info.get("singular") == "TRUE":
         notes.append("singular fit: a random-effect variance is estimated at (or near) zero")

@@ -47,6 +47,7 @@ def human_section(context: ReportContext) -> SectionResult | None:
     excluded = apply_exclusions(context.human, context.participants, options.rules)
     analysed = excluded.trials
     context.shared["human_analysed"] = analysed
+    context.shared["exclusions_summary"] = excluded.summary
     tables = context.tables_dir
     section.tables += [
         save_table(excluded.summary, tables, "exclusions_summary", "Exclusions per task"),
@@ -73,6 +74,8 @@ def human_section(context: ReportContext) -> SectionResult | None:
         return section
     by_level = accuracy_table(analysed, ["task", "complexity"])
     overall = accuracy_table(analysed, ["task"])
+    context.shared["human_accuracy"] = overall  # the scorecard shows these same intervals
+    context.shared["human_accuracy_by_complexity"] = by_level
     section.tables += [
         save_table(overall, tables, "human_accuracy", "Human accuracy per task"),
         save_table(
@@ -155,7 +158,9 @@ def model_section(context: ReportContext) -> SectionResult | None:
             figures.scaling_log_axis(scaling, folder, name=f"scaling_log_axis_{task}")
         )
     section.figures.append(figures.family_scaling(models, folder, value=value))
-    instruction = casestudies.instruction_table(models, value)
+    subset = None if context.options.figure_template == "all" else context.options.figure_template
+    notes.append(f"Figures 5 and 7: {'all templates pooled' if subset is None else subset}")
+    instruction = casestudies.instruction_table(models, value, subset)
     if not instruction.empty:
         section.tables.append(
             save_table(instruction, tables, "instruction_tuning", "Base vs instruct (points)")
@@ -163,8 +168,9 @@ def model_section(context: ReportContext) -> SectionResult | None:
         section.figures.append(figures.instruction_tuning(instruction, folder))
     templates = casestudies.template_table(models, value)
     section.tables.append(save_table(templates, tables, "templates", "Accuracy by template"))
-    section.figures.append(figures.template_robustness(templates, folder))
-    section.figures.append(figures.olmo_instruct_explicit(models, folder, value))
+    examples = _object_examples(context)
+    section.figures.append(figures.template_robustness(templates, folder, examples))
+    section.figures.append(figures.olmo_instruct_explicit(models, folder, value, subset))
     checkpoints = casestudies.checkpoint_table(models, value=value)
     if not checkpoints.empty:
         section.tables.append(
@@ -184,6 +190,21 @@ def model_section(context: ReportContext) -> SectionResult | None:
     return section
 
 
+def _object_examples(context: ReportContext) -> dict[str, list[str]]:
+    """Template -> object words of the model items, most frequent first (Figure 6A)."""
+    from collections import Counter
+
+    counts: dict[str, Counter[str]] = {}
+    for stimulus_set in context.stimulus_sets:
+        for item in stimulus_set:
+            template = item.condition.get("template")
+            if item.role == "main" and template and isinstance(item.truth.get("objects"), list):
+                counts.setdefault(str(template), Counter()).update(
+                    str(o.get("noun")) for o in item.truth["objects"] if isinstance(o, dict)
+                )
+    return {t: [word for word, _ in c.most_common(4)] for t, c in counts.items()}
+
+
 def manipulation_section(context: ReportContext) -> SectionResult | None:
     """Sequence log-probability ratios between templates (log10), per model."""
     from tracktale.analysis.manipulation import template_logprob_ratios
@@ -196,6 +217,7 @@ def manipulation_section(context: ReportContext) -> SectionResult | None:
     ):
         return None
     ratios = template_logprob_ratios(models)
+    context.shared["manipulation_ratios"] = ratios
     section = SectionResult(title=f"{context.paradigm}: template manipulation check")
     section.tables.append(
         save_table(ratios, context.tables_dir, "manipulation_check", "log10 likelihood ratios")

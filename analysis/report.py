@@ -36,6 +36,7 @@ SECTIONS: dict[str, list[str]] = {
         "tracktale.analysis.narrative:model_section",
         "tracktale.analysis.side_by_side:side_by_side_section",
         "tracktale.analysis.narrative:manipulation_section",
+        "tracktale.analysis.scorecard:scorecard_section",
     ],
     "boxes": ["tracktale.analysis.report:boxes_section"],
     "arithmetic": ["tracktale.analysis.report:arithmetic_section"],
@@ -63,6 +64,8 @@ class ReportOptions:
         value: The model correctness column (``correct`` or ``correct_calibrated``).
         models: Report only these model ids (``None``: all).
         templates: Report models only on these templates (``None``: all).
+        figure_template: The template Figures 5 and 7 (and the base-vs-instruct table) are
+            computed on: ``standard`` (the paper's 550 trials per task) or ``all`` (pooled).
     """
 
     rules: ExclusionRules = field(default_factory=ExclusionRules)
@@ -73,6 +76,7 @@ class ReportOptions:
     value: str = "correct"
     models: tuple[str, ...] | None = None
     templates: tuple[str, ...] | None = None
+    figure_template: str = "standard"
 
 
 @dataclass
@@ -386,5 +390,6 @@ def _describe_options(options: ReportOptions) -> str:
     return (
         f"mixed-model engine {options.engine}, random slopes {'on' if options.slopes else 'off'}, "
         f"recency covariate {options.recency}, task coding {options.task_coding}, "
-        f"model correctness column {options.value}"
+        f"model correctness column {options.value}, Figures 5 and 7 on the "
+        f"{options.figure_template} template{'s' if options.figure_template == 'all' else ''}"
     )

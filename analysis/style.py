@@ -83,12 +83,13 @@ def new_figure(
     width: float | None = None,
     height: float = PANEL_HEIGHT,
     sharey: bool = True,
+    width_ratios: list[float] | None = None,
 ) -> Figure:
     """A figure with ``n_panels`` side by side (call inside :func:`styled`)."""
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(width or PANEL_WIDTH * n_panels, height), layout="constrained")
-    figure.subplots(1, n_panels, sharey=sharey, squeeze=False)
+    figure.subplots(1, n_panels, sharey=sharey, squeeze=False, width_ratios=width_ratios)
     return figure
 
 

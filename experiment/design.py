@@ -8,8 +8,11 @@ both run exactly one design:
   two-alternative forced choice; in L3/L4 the other way round. Each item therefore appears in
   both formats across participants, and each participant sees every cell in both formats.
 - **Block order.** L1/L3 start with the explicit block, L2/L4 with the implicit block.
-- **Practice.** Before each main block, practice trials in that block's format (the practice
-  items are split between the formats the same way as the main items).
+- **Practice.** Before each main block, practice trials in that block's format. Within every
+  practice cell the items alternate between the two formats, so each format practises every
+  practice cell (C1 and C2: one of each per format), and the Latin-square version swaps them.
+  Practice trials, like the four lists and the blocked formats, are this project's design, not
+  the source paper's.
 - **Fillers.** The fillers (comprehension questions) are shared out between the two main blocks
   and inserted after randomly chosen main trials, never first in a block and never two in a row.
 - **Sides.** In every block of two-alternative trials, exactly half (rounded) show the good
@@ -200,7 +203,7 @@ def build_session(
             f"the design needs {needed} practice items; the stimulus set has {len(practice)}"
         )
     main_halves = format_halves(main, config.seed, cell_of)
-    practice_halves = _alternate(practice[:needed])
+    practice_halves = _alternate(practice[:needed], cell_of)
     if version == 1:
         main_halves, practice_halves = main_halves[::-1], practice_halves[::-1]
     by_format = {
@@ -227,9 +230,12 @@ def build_session(
     )
 
 
-def _alternate(items: Sequence[Item]) -> tuple[list[Item], list[Item]]:
-    # Practice items come as C1, C2, C1, C2: alternating keeps both cells in both formats.
-    return list(items[0::2]), list(items[1::2])
+def _alternate(
+    items: Sequence[Item], cell_of: Callable[[Item], str]
+) -> tuple[list[Item], list[Item]]:
+    """Two equal halves in which every cell's items alternate (both cells in both halves)."""
+    by_cell = sorted(items, key=cell_of)  # stable: set order within a cell
+    return list(by_cell[0::2]), list(by_cell[1::2])
 
 
 def _main_block(

@@ -5,29 +5,32 @@ containers in introduction order, the sentences with their events, the focus obj
 continuations. The sampler declares the answer from the structure's own table of final
 locations; the simulator later replays the events and must agree, so the two bookkeepings check
 each other.
+
+A plan is drawn in two steps. :func:`draw_story` draws a template-neutral *story*: the
+character, which object slots (indices into a template's object list) and containers appear,
+which containers carry an adjective, and each sentence's wording. :func:`build_plan` then
+writes it out with one template's nouns, so the same story can be told with standard,
+pseudoword and improbable objects (matched items; the manipulation check compares them item by
+item). The continuations are added by :mod:`tracktale.stimuli.narrative.pairs`.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tracktale.errors import TracktaleError
 from tracktale.stimuli import lexicons
-from tracktale.stimuli.narrative.render import variant_count
-from tracktale.stimuli.narrative.world import Event, simulate
+from tracktale.stimuli.narrative.render import container_fields, variant_count
 
-LURES = (
-    "any",
-    "previous_location",
-    "other_object_location",
-    "mentioned_empty",
-    "unmentioned_container",
-)
-"""Lure policies: ``any`` draws the bad continuation's container uniformly from every container
-but the true one (the source paper's structure); the others force one kind of wrong location."""
+ADJECTIVE_UNITS = ("sentence", "container")
+"""What ``--adjective-rate`` is a share of: story sentences carrying an adjective (the source
+paper's "descriptive adjectives in ~30% of sentences") or containers described with one."""
 
 # (kind, object slot, target container slot, source container slot or None)
 EventSpec = tuple[str, int, int, int | None]
@@ -121,52 +124,121 @@ def parse_cell(cell: str) -> tuple[int, int]:
     return int(level), int(focus)
 
 
-def sample_plan(
+@functools.cache
+def adjective_probability(level: int, rate: float, unit: str) -> float:
+    """The chance that a container of a complexity-``level`` story is described by an adjective.
+
+    Adjectives belong to containers and are kept through the story, so the share of sentences
+    with one depends on how many containers each sentence names. For ``unit="sentence"`` the
+    per-container chance q solves ``mean over sentences of 1 - (1 - q)^k = rate`` (k: distinct
+    containers the sentence names; the opening and closing sentences name none), so stories of
+    every level carry adjectives in ``rate`` of their sentences on average. A rate above what a
+    structure allows (C1: one sentence in three names a container) gives q = 1.
+    """
+    if unit == "container" or rate <= 0:
+        return rate
+    counts = [
+        len(_named_slots(frame, specs))
+        for frame, specs in STRUCTURES[level].sentences
+        if frame != "hidden"
+    ]
+
+    def share(q: float) -> float:
+        return sum(1 - (1 - q) ** k for k in counts) / len(counts)
+
+    if share(1.0) <= rate:
+        return 1.0
+    low, high = 0.0, 1.0
+    for _ in range(60):  # bisection to well below any printed precision
+        middle = (low + high) / 2
+        low, high = (middle, high) if share(middle) < rate else (low, middle)
+    return round((low + high) / 2, 12)
+
+
+def _named_slots(frame: str, specs: tuple[EventSpec, ...]) -> set[int]:
+    fields = container_fields(frame)
+    named = set()
+    for index, (_, _, target, source) in enumerate(specs):
+        if f"t{index}" in fields:
+            named.add(target)
+        if f"s{index}" in fields and source is not None:
+            named.add(source)
+    return named
+
+
+def draw_story(
     rng: random.Random,
     cell: str,
-    template: str,
+    n_words: int,
     *,
+    characters: str,
     adjective_rate: float,
-    lure: str,
-    minimal_pair: bool,
-) -> tuple[dict[str, Any], str]:
-    """Draw one story plan for ``cell`` and declare its answer.
+    adjective_unit: str,
+) -> dict[str, Any]:
+    """Draw a template-neutral story for ``cell``.
+
+    Args:
+        rng: The cell's random stream.
+        cell: The design cell.
+        n_words: Length of the object lists the slots index into.
+        characters: The character pool (:data:`tracktale.stimuli.lexicons.CHARACTER_POOLS`).
+        adjective_rate: Share of sentences (or containers) with an adjective.
+        adjective_unit: ``sentence`` or ``container``.
 
     Returns:
-        The plan (the item's ``truth``) and the declared answer (a container noun).
+        ``character``, ``object_slots``, ``containers`` (noun, adjective) and ``variants``.
+    """
+    level, _ = parse_cell(cell)
+    structure = STRUCTURES[level]
+    character = rng.choice(lexicons.characters(characters))
+    slots = rng.sample(range(n_words), structure.n_objects)
+    boxes = rng.sample(lexicons.containers(), structure.n_containers)
+    adjective_pool = rng.sample(lexicons.adjectives(), structure.n_containers)
+    chance = adjective_probability(level, adjective_rate, adjective_unit)
+    containers = [
+        {"noun": noun, "adjective": adjective if rng.random() < chance else None}
+        for noun, adjective in zip(boxes, adjective_pool, strict=True)
+    ]
+    variants = [rng.randrange(variant_count(frame)) for frame, _ in structure.sentences]
+    return {
+        "character": {"name": character.name, "pronoun": character.pronoun},
+        "object_slots": slots,
+        "containers": containers,
+        "variants": variants,
+    }
 
-    Raises:
-        TracktaleError: If the requested lure kind cannot occur in this cell.
+
+def story_key(story: dict[str, Any], salt: str = "") -> str:
+    """A short content hash of a story (the same for every template that tells it)."""
+    canonical = json.dumps([salt, story], sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def build_plan(
+    story: dict[str, Any], cell: str, nouns: Sequence[lexicons.Noun], key: str
+) -> tuple[dict[str, Any], str]:
+    """Write a story out with one template's nouns, and declare its answer.
+
+    Returns:
+        The plan without its continuations, and the declared answer (a container noun).
     """
     level, focus = parse_cell(cell)
     structure = STRUCTURES[level]
-    character = rng.choice(lexicons.characters())
-    nouns = rng.sample(lexicons.objects(template), structure.n_objects)
-    boxes = rng.sample(lexicons.containers(), structure.n_containers)
-    adjective_pool = rng.sample(lexicons.adjectives(), structure.n_containers)
-    containers = [
-        {"noun": noun, "adjective": adjective if rng.random() < adjective_rate else None}
-        for noun, adjective in zip(boxes, adjective_pool, strict=True)
+    words = [nouns[slot] for slot in story["object_slots"]]
+    boxes = [container["noun"] for container in story["containers"]]
+    sentences = [
+        {"frame": frame, "variant": variant, "events": [_event(s, words, boxes) for s in specs]}
+        for (frame, specs), variant in zip(structure.sentences, story["variants"], strict=True)
     ]
-    sentences = []
-    for frame, specs in structure.sentences:
-        events = [_event(spec, nouns, boxes) for spec in specs]
-        sentences.append(
-            {"frame": frame, "variant": rng.randrange(variant_count(frame)), "events": events}
-        )
-    focus_object = nouns[focus].word
-    answer = boxes[structure.final_slots[focus]]
     plan = {
-        "character": {"name": character.name, "pronoun": character.pronoun},
-        "objects": [{"noun": n.word, "article": n.article, "kind": n.kind} for n in nouns],
-        "containers": containers,
+        "character": dict(story["character"]),
+        "objects": [{"noun": n.word, "article": n.article, "kind": n.kind} for n in words],
+        "containers": [dict(container) for container in story["containers"]],
         "sentences": sentences,
-        "focus_object": focus_object,
+        "focus_object": words[focus].word,
+        "story_key": key,
     }
-    lure_container, lure_kind = _choose_lure(rng, plan, answer, lure, cell)
-    plan["lure"] = lure_kind
-    plan["continuations"] = _continuations(rng, answer, lure_container, minimal_pair)
-    return plan, answer
+    return plan, boxes[structure.final_slots[focus]]
 
 
 def _event(spec: EventSpec, nouns: Sequence[lexicons.Noun], boxes: Sequence[str]) -> dict[str, Any]:
@@ -175,63 +247,3 @@ def _event(spec: EventSpec, nouns: Sequence[lexicons.Noun], boxes: Sequence[str]
     if source is not None:
         event["source"] = boxes[source]
     return event
-
-
-def classify_lures(plan: Mapping[str, Any], answer: str) -> dict[str, str]:
-    """Every container that could be the bad continuation's, with its kind of wrongness.
-
-    Kinds, by precedence: the focus object's ``previous_location``; another object's
-    final location (``other_object_location``); a story container now empty
-    (``mentioned_empty``); a container the story never mentions (``unmentioned_container``).
-    """
-    story = [c["noun"] for c in plan["containers"]]
-    events = [Event.from_dict(e) for s in plan["sentences"] for e in s["events"]]
-    simulation = simulate(events, story)
-    focus = plan["focus_object"]
-    others = {where for obj, where in simulation.final_locations.items() if obj != focus}
-    kinds = {}
-    for container in lexicons.containers():
-        if container == answer:
-            continue
-        if container in simulation.history.get(focus, []):
-            kinds[container] = "previous_location"
-        elif container in others:
-            kinds[container] = "other_object_location"
-        elif container in story:
-            kinds[container] = "mentioned_empty"
-        else:
-            kinds[container] = "unmentioned_container"
-    return kinds
-
-
-def _choose_lure(
-    rng: random.Random, plan: Mapping[str, Any], answer: str, lure: str, cell: str
-) -> tuple[str, str]:
-    kinds = classify_lures(plan, answer)
-    candidates = sorted(c for c, kind in kinds.items() if lure in ("any", kind))
-    if not candidates:
-        raise TracktaleError(
-            f"lure {lure!r} cannot occur in cell {cell} "
-            f"(its wrong locations are: {', '.join(sorted(set(kinds.values())))})"
-        )
-    container = rng.choice(candidates)
-    return container, kinds[container]
-
-
-def _continuations(
-    rng: random.Random, answer: str, lure: str, minimal_pair: bool
-) -> dict[str, dict[str, str]]:
-    pool = lexicons.containers()
-    if minimal_pair:
-        # Same destination for both, so the pair differs only in the "from" container.
-        target = rng.choice([c for c in pool if c not in (answer, lure)])
-        return {
-            "good": {"source": answer, "target": target},
-            "bad": {"source": lure, "target": target},
-        }
-    good_target = rng.choice([c for c in pool if c != answer])
-    bad_target = rng.choice([c for c in pool if c not in (answer, lure)])
-    return {
-        "good": {"source": answer, "target": good_target},
-        "bad": {"source": lure, "target": bad_target},
-    }

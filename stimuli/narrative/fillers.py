@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tracktale.item import ChoicePair, Item
@@ -18,6 +18,8 @@ from tracktale.stimuli import lexicons
 from tracktale.stimuli.lexicons import Character
 
 # frame -> (story template, {asked fact: question}); facts ending in a digit share a slot pool.
+# Ten frames, one per filler of the human protocol: each a different kind of scene with its own
+# sentence structure (the paper's "10 filler trials with structurally distinct narratives").
 FILLER_FRAMES: dict[str, tuple[str, dict[str, str]]] = {
     "errand": (
         "{name} walked to the {shop} on a {weather} morning. {Pronoun} bought a {purchase0} and "
@@ -49,6 +51,71 @@ FILLER_FRAMES: dict[str, tuple[str, dict[str, str]]] = {
             "relative": "Who was the cake for?",
         },
     ),
+    "train": (
+        "On {day}, {name} took the early train to the coast. The carriage was almost empty, so "
+        "{pronoun} read a book about {topic} all the way. When the train stopped, {pronoun} "
+        "could already hear the {sound}.",
+        {
+            "day": "On which day did {name} take the train?",
+            "topic": "What was the book about?",
+            "sound": "What could {name} hear when the train stopped?",
+        },
+    ),
+    "library": (
+        "The library was quiet when {name} arrived. {Pronoun} returned a novel and asked the "
+        "librarian for a guide to {city}. While waiting, {pronoun} noticed a poster for a "
+        "{instrument} concert and wrote down the date.",
+        {
+            "city": "Which city was the guide about?",
+            "instrument": "What kind of concert was on the poster?",
+        },
+    ),
+    "party": (
+        "{name} organised a surprise party for {possessive} {relative}. Everyone hid behind the "
+        "sofa until the door opened. The room was full of {colour} balloons, and the first song "
+        "was played on a {instrument}.",
+        {
+            "colour": "What colour were the balloons?",
+            "relative": "Who was the party for?",
+            "instrument": "What was the first song played on?",
+        },
+    ),
+    "painting": (
+        "On a {weather} afternoon, {name} stayed at home and painted. The picture showed a "
+        "{animal} in a field of {flower}s. When it was dry, {pronoun} hung it in the {room}.",
+        {
+            "animal": "Which animal was in the picture?",
+            "room": "Where did {name} hang the picture?",
+            "flower": "Which flowers were in the picture?",
+        },
+    ),
+    "lake": (
+        "{name} and {possessive} {relative} cycled to the lake. They rented a small boat and "
+        "rowed out to the island, where a {bird} was resting on a rock. On the way back, the "
+        "wind grew {wind}, and they were glad to reach the shore.",
+        {
+            "bird": "Which bird was resting on the rock?",
+            "relative": "Who cycled to the lake with {name}?",
+        },
+    ),
+    "phone": (
+        "In the evening, {name}'s phone rang. It was an old friend who had just moved to "
+        "{city} to work as a {job}. They talked for an hour and agreed to meet in {month}.",
+        {
+            "city": "Where had the friend moved to?",
+            "job": "What was the friend's new job?",
+            "month": "When did they agree to meet?",
+        },
+    ),
+    "cinema": (
+        "After work, {name} went to the cinema to see a film about a {film}. The hall was "
+        "nearly full, so {pronoun} sat in the front row with a bag of {snack}. Afterwards "
+        "{pronoun} walked home through the park.",
+        {
+            "film": "What was the film about?",
+            "snack": "What did {name} eat during the film?",
+        },
+    ),
 }
 
 
@@ -65,11 +132,18 @@ def _slot(fact: str) -> str:
     return fact.rstrip("0123456789")
 
 
-def sample_filler(rng: random.Random, index: int) -> dict[str, Any]:
+def sample_filler(
+    rng: random.Random, index: int, characters: Sequence[Character] | None = None
+) -> dict[str, Any]:
     """Draw filler number ``index``: frame, character, facts, the asked fact and a distractor.
 
-    Frames, and the questions within a frame, rotate with ``index`` so a set of fillers is
-    balanced over story types and question types.
+    Frames rotate with ``index`` (ten fillers use ten different frames); the asked fact rotates
+    with the index too, so a set of fillers asks about different kinds of detail.
+
+    Args:
+        rng: The fillers' random stream.
+        index: The filler's number.
+        characters: The protagonists to draw from (default: the default pool).
     """
     frames = sorted(FILLER_FRAMES)
     frame = frames[index % len(frames)]
@@ -78,9 +152,9 @@ def sample_filler(rng: random.Random, index: int) -> dict[str, Any]:
     for fact in sorted(set(re.findall(r"\{(\w+)\}", template)) - _CHARACTER_FIELDS):
         pool = [w for w in slot_words()[_slot(fact)] if w not in facts.values()]
         facts[fact] = rng.choice(pool)
-    asked = sorted(questions)[index // len(frames) % len(questions)]
+    asked = sorted(questions)[(index + index // len(frames)) % len(questions)]
     distractor = rng.choice([w for w in slot_words()[_slot(asked)] if w not in facts.values()])
-    character = rng.choice(lexicons.characters())
+    character = rng.choice(tuple(characters or lexicons.characters()))
     return {
         "frame": frame,
         "character": {"name": character.name, "pronoun": character.pronoun},

@@ -14,11 +14,13 @@ from tracktale.errors import TracktaleError
 from tracktale.item import ChoicePair, Item
 from tracktale.stimuli.lexicons import Character, Noun
 from tracktale.stimuli.narrative.design import STRUCTURES, parse_cell
+from tracktale.stimuli.narrative.pairs import mention_flags, pair_problems
 from tracktale.stimuli.narrative.render import (
     Sentence,
     continuation,
     explicit_prompt,
     explicit_question,
+    named_containers,
     render_sentence,
     render_story,
 )
@@ -51,6 +53,8 @@ def render_item(
     template: str,
     answer: str,
     minimal_pair: bool,
+    pairs: str = "chained",
+    prompt_layout: str = "story-first",
     role: str = "main",
 ) -> Item:
     """Render every text field of an item from its plan.
@@ -61,6 +65,8 @@ def render_item(
         template: The object template.
         answer: The declared final location of the focus object.
         minimal_pair: Whether the continuations differ only in their "from" container.
+        pairs: The pair structure (``chained`` or ``independent``).
+        prompt_layout: Where the explicit prompt puts the story (see ``PROMPT_LAYOUTS``).
         role: ``main`` or ``practice``.
 
     Returns:
@@ -73,7 +79,9 @@ def render_item(
     focus_object = plan["focus_object"]
     good, bad = plan["continuations"]["good"], plan["continuations"]["bad"]
     question = explicit_question(focus_object)
-    prompt = explicit_prompt(story, question)
+    prompt = explicit_prompt(story, question, prompt_layout)
+    spoken = [s for s in sentences if s.frame != "hidden"]
+    described = {c["noun"] for c in plan["containers"] if c["adjective"]}
     return Item.create(
         paradigm=PARADIGM_NAME,
         role=role,
@@ -83,6 +91,7 @@ def render_item(
             "focus": focus,
             "template": template,
             "lure": plan["lure"],
+            "pairs": "minimal" if minimal_pair else pairs,
             "minimal_pair": minimal_pair,
         },
         context=story,
@@ -99,8 +108,12 @@ def render_item(
         truth=plan,
         meta={
             "n_words": len(story.split()),
-            "n_sentences": sum(s.frame != "hidden" for s in sentences),
+            "n_sentences": len(spoken),
+            "adjective_sentences": sum(bool(named_containers(s) & described) for s in spoken),
             "sentences_since_focus": _sentences_since(sentences, focus_object),
+            "story_key": plan["story_key"],
+            "prompt_layout": prompt_layout,
+            **mention_flags(plan),
         },
     )
 
@@ -161,9 +174,16 @@ def _verify(item: Item) -> list[str]:
             f"the bad continuation takes the {plan['focus_object']} from the "
             f"{final}, where it really is"
         )
+    minimal = bool(item.condition.get("minimal_pair"))
+    problems.extend(pair_problems(plan, _pairs_of(item), minimal))
     if not problems:
         problems.extend(_rendering_differences(item))
     return problems
+
+
+def _pairs_of(item: Item) -> str:
+    pairs = str(item.condition.get("pairs"))
+    return "independent" if pairs == "minimal" else pairs
 
 
 def _rendering_differences(item: Item) -> list[str]:
@@ -173,6 +193,8 @@ def _rendering_differences(item: Item) -> list[str]:
         template=str(item.condition["template"]),
         answer=item.answer,
         minimal_pair=bool(item.condition["minimal_pair"]),
+        pairs=_pairs_of(item),
+        prompt_layout=str(item.meta.get("prompt_layout")),
         role=item.role,
     )
     ours, theirs = rendered.to_dict(), item.to_dict()

@@ -7,6 +7,8 @@ events do not. Nothing here edits text after rendering.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +25,14 @@ EXPLICIT_INSTRUCTION = (
     "punctuation. Your entire response should be just the single location word."
 )
 """The explicit task's instruction (the source paper's Appendix C prompt)."""
+ELLIPSIS = "\u2026"
+"""The probe ends in an ellipsis character, as Appendix D prints it (``The book is in the …``)."""
+PROMPT_LAYOUTS = ("story-first", "instructions-first")
+"""Where the story goes in the explicit prompt. Appendix C prints the instruction as one block
+ending in ``Location:`` with no slot for the story inside it, so ``story-first`` (the default)
+puts the story and its question before that block, which then ends the prompt exactly as
+printed; ``instructions-first`` puts the instruction first and the story between it and
+``Location:``."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +111,29 @@ class Sentence:
         )
 
 
+@functools.cache
+def container_fields(frame: str) -> frozenset[str]:
+    """The container fields (``t0``, ``s1``, ...) a frame's wordings name.
+
+    Some frames leave a source unsaid ("moved the coin to the basket"), so which containers a
+    sentence names is read from its wordings, not from its events.
+    """
+    variants = () if frame == "pause" else FRAMES[frame].variants
+    return frozenset(field for text in variants for field in re.findall(r"\{([ts]\d)\}", text))
+
+
+def named_containers(sentence: Sentence) -> set[str]:
+    """The container nouns a rendered sentence names."""
+    fields = container_fields(sentence.frame)
+    named = set()
+    for index, event in enumerate(sentence.events):
+        if f"t{index}" in fields:
+            named.add(event.target)
+        if f"s{index}" in fields and event.source is not None:
+            named.add(event.source)
+    return named
+
+
 def variant_count(frame: str) -> int:
     """How many wordings ``frame`` has."""
     return len(pause_actions()) if frame == "pause" else len(FRAMES[frame].variants)
@@ -172,6 +205,20 @@ def explicit_question(obj: str) -> str:
     return f"The {obj} is in the"
 
 
-def explicit_prompt(story: str, question: str) -> str:
-    """The explicit task's model prompt: instruction, story, question, answer cue."""
-    return f"{EXPLICIT_INSTRUCTION}\n\n{story}\nQ: {question} ...\nLocation:"
+def explicit_prompt(story: str, question: str, layout: str = "story-first") -> str:
+    """The explicit task's model prompt: story, question and the instruction ending in the cue.
+
+    Args:
+        story: The story text.
+        question: The probe (``The key is in the``).
+        layout: One of :data:`PROMPT_LAYOUTS`.
+
+    Raises:
+        InconsistentStory: For an unknown layout.
+    """
+    probe = f"{story}\nQ: {question} {ELLIPSIS}"
+    if layout == "story-first":
+        return f"{probe}\n\n{EXPLICIT_INSTRUCTION}\nLocation:"
+    if layout == "instructions-first":
+        return f"{EXPLICIT_INSTRUCTION}\n\n{probe}\nLocation:"
+    raise InconsistentStory(f"unknown prompt layout {layout!r}")

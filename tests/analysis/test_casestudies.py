@@ -115,3 +115,45 @@ def test_manipulation_check_in_log10_units():
         template_logprob_ratios(_models(rows), reference="odd")
     with pytest.raises(TracktaleError, match="no sequence log-probabilities"):
         template_logprob_ratios(_crafted().assign(logprob=math.nan))
+
+
+def test_manipulation_check_is_item_by_item_on_matched_stories():
+    rows = []
+    for story, standard in (("s1", -80.0), ("s2", -200.0), ("s3", -140.0)):
+        for template, shift in (("standard", 0.0), ("pseudoword", -17 * math.log(10))):
+            noise = 0.01 * len(story + template)  # the pairs differ by -17 log10 units, nearly
+            rows.append(
+                _rows(
+                    BASE,
+                    "sequence",
+                    template,
+                    1,
+                    None,
+                    logprob=standard + shift + noise,
+                    n_tokens=10,
+                    story_key=story,
+                )
+            )
+    models = _models(rows)
+    models["story_key"] = [row["story_key"] for row in rows]
+    paired = template_logprob_ratios(models).set_index("template").loc["pseudoword"]
+    assert bool(paired["paired"]) and paired["n_pairs"] == 3
+    assert paired["log10_ratio"] == pytest.approx(-17, abs=0.01)
+    assert paired["ci_high"] - paired["ci_low"] < 0.1  # the story-to-story spread cancels
+    unpaired = template_logprob_ratios(models.drop(columns="story_key"))
+    unpaired = unpaired.set_index("template").loc["pseudoword"]
+    assert not bool(unpaired["paired"]) and unpaired["ci_high"] - unpaired["ci_low"] > 20
+
+
+def test_figures_5_and_7_use_the_same_subset_standard_by_default():
+    models = _crafted()
+    models.loc[models["template"] == "pseudoword", "correct"] = 0.0  # templates now differ
+    standard = casestudies.instruction_table(models).set_index("task")
+    pooled = casestudies.instruction_table(models, template=None).set_index("task")
+    # Figure 7's data: OLMo 2 Instruct, explicit, standard template.
+    rows = casestudies.final_models(models)
+    figure7 = rows[
+        (rows["agent"] == TUNED) & (rows["task"] == "explicit") & (rows["template"] == "standard")
+    ]["correct"].mean()
+    assert standard.loc["explicit", "accuracy_instruct"] == pytest.approx(figure7) == 0.7
+    assert pooled.loc["explicit", "accuracy_instruct"] == pytest.approx(0.35)

@@ -20,7 +20,7 @@ def test_clustered_standard_errors_equal_a_direct_statsmodels_fit(human_set):
     fit = fit_human_glm(trials)
     frame = trials.copy()
     frame["complexity_c"] = frame["complexity"] - frame["complexity"].mean()
-    frame["task_s"] = (frame["task"] == "implicit") - 0.5
+    frame["task_s"] = (frame["task"] == "explicit") - 0.5  # the default: explicit +0.5
     direct = smf.glm(
         "correct ~ complexity_c * task_s", data=frame, family=sm.families.Binomial()
     ).fit(cov_type="cluster", cov_kwds={"groups": pd.factorize(frame["agent"])[0]})
@@ -118,3 +118,46 @@ def test_one_participant_is_a_clear_error_not_a_statsmodels_crash(human_set):
     trials = _simulate(human_design(human_set), 1, SimulationParams(), 2)
     with pytest.raises(TracktaleError, match="at least 2 participants"):
         fit_human_glm(trials)
+
+
+def _paper_cells(per_cell: int = 2000) -> pd.DataFrame:
+    """Trials with exactly the paper's end-point accuracies (section 4.1), 40 participants."""
+    rows = []
+    for task, level, accuracy in (
+        ("explicit", 1, 0.872),
+        ("explicit", 4, 0.650),
+        ("implicit", 1, 0.890),
+        ("implicit", 4, 0.760),
+    ):
+        correct = round(accuracy * per_cell)
+        for index in range(per_cell):
+            rows.append(
+                {
+                    "agent": f"p{index % 40}",
+                    "task": task,
+                    "complexity": level,
+                    "correct": float(index < correct),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_the_default_task_coding_reproduces_the_papers_signs():
+    # The paper: complexity b = -0.38, complexity x task b = -0.09, with explicit accuracy
+    # falling more steeply. Only explicit coded +0.5 gives a negative interaction.
+    trials = _paper_cells()
+    default = fit_human_glm(trials).table.set_index("term")
+    assert default.loc["complexity_c:task_s", "b"] < 0
+    assert default.loc["complexity_c", "b"] == pytest.approx(-0.38, abs=0.03)
+    assert default.loc["complexity_c:task_s", "b"] == pytest.approx(-0.12, abs=0.03)
+    assert default.loc["task_s", "label"] == "task (explicit vs implicit)"
+    other = fit_human_glm(trials, task_coding="sum-implicit").table.set_index("term")
+    assert other.loc["complexity_c:task_s", "b"] == pytest.approx(
+        -default.loc["complexity_c:task_s", "b"]
+    )
+    assert other.loc["task_s", "label"] == "task (implicit vs explicit)"
+    treatment = fit_human_glm(trials, task_coding="treatment")
+    # Treatment coding (explicit 0): the complexity term is the explicit slope.
+    assert treatment.coefficient("complexity_c")["b"] < default.loc["complexity_c", "b"]
+    assert "task coded implicit 1 / explicit 0" in treatment.notes
+    assert "task coded explicit +0.5 / implicit -0.5" in fit_human_glm(trials).notes

@@ -72,6 +72,7 @@ def test_a_report_of_models_alone(inputs, tmp_path):
         "narrative: models as case studies",
         "narrative: people and models side by side",
         "narrative: template manipulation check",
+        "narrative: paper versus this run (scorecard)",
     ]
     assert "No human data was given" in result.html_path.read_text()
 

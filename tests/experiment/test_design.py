@@ -129,3 +129,23 @@ def test_bad_inputs_are_refused(human_set):
         build_session(human_set, "L9", 1)
     with pytest.raises(TracktaleError, match="needs 10 practice items"):
         build_session(human_set, "L1", 1, DesignConfig(practice_per_format=5))
+
+
+def test_each_format_practises_both_practice_cells_and_the_versions_swap_them(human_set):
+    cells = {item.item_id: item.condition["cell"] for item in human_set.select(role="practice")}
+    assert sorted(cells.values()) == ["C1.F0", "C1.F0", "C2.F0", "C2.F0"]
+    by_list = plans(human_set)
+    for plan in by_list.values():
+        practised = Counter((t.task, cells[t.item_id]) for t in plan.trials if t.role == "practice")
+        assert practised == {
+            ("explicit", "C1.F0"): 1,
+            ("explicit", "C2.F0"): 1,
+            ("implicit", "C1.F0"): 1,
+            ("implicit", "C2.F0"): 1,
+        }
+    for first, second in (("L1", "L3"), ("L2", "L4")):
+        tasks = [
+            {t.item_id: t.task for t in by_list[name].trials if t.role == "practice"}
+            for name in (first, second)
+        ]
+        assert all(tasks[0][item] != tasks[1][item] for item in tasks[0])

@@ -10,6 +10,7 @@ from tracktale.stimuli.narrative import PARADIGM, GenerationError
 from tracktale.stimuli.narrative import design as design_module
 from tracktale.stimuli.narrative.design import CELLS
 from tracktale.stimuli.narrative.items import render_item
+from tracktale.stimuli.narrative.render import EXPLICIT_INSTRUCTION
 
 
 def test_same_seed_same_bytes_other_seed_other_items():
@@ -53,7 +54,7 @@ def test_human_protocol_is_the_papers_46_trial_list_plus_practice(human_set):
     assert len(human_set.select(role="practice")) == 4
     assert {i.condition["template"] for i in human_set.select(role="main")} == {"standard"}
     frames = Counter(i.truth["frame"] for i in human_set.select(role="filler"))
-    assert sorted(frames.values()) == [3, 3, 4]
+    assert len(frames) == 10 and set(frames.values()) == {1}  # ten structurally distinct
 
 
 def test_every_item_carries_both_task_forms(model_set):
@@ -62,8 +63,9 @@ def test_every_item_carries_both_task_forms(model_set):
         assert item.choice.prompt_good == item.context + item.choice.good
         assert item.choice.good.startswith(" Later, ") and item.choice.bad.startswith(" Later, ")
         assert item.choice.neutral_prefix == item.context.split(". ")[0] + "."
-        assert item.prompt.startswith("Follow these instructions:")
-        assert item.context in item.prompt and item.prompt.endswith("Location:")
+        # Story first, then Appendix C's instruction, ending in its "Location:" cue.
+        assert item.prompt.startswith(item.context + "\nQ: " + item.question + " \u2026\n\n")
+        assert item.prompt.endswith(EXPLICIT_INSTRUCTION + "\nLocation:")
         assert item.messages == ({"role": "user", "content": item.prompt},)
 
 
@@ -98,14 +100,127 @@ def test_templates_use_their_own_object_words(model_set):
         assert used == words
 
 
-def test_adjectives_describe_about_30_percent_of_containers_and_never_in_continuations(model_set):
-    containers = [c for item in model_set for c in item.truth["containers"]]
-    share = sum(c["adjective"] is not None for c in containers) / len(containers)
-    assert 0.25 < share < 0.35
+def test_adjectives_are_in_about_30_percent_of_sentences_and_never_in_continuations(model_set):
+    # The paper: "descriptive adjectives in ~30% of sentences" (its Appendix D: 38 of 126).
+    sentences = sum(item.meta["n_sentences"] for item in model_set)
+    with_adjective = sum(item.meta["adjective_sentences"] for item in model_set)
+    assert 0.25 < with_adjective / sentences < 0.35
     adjectives = set(design_module.lexicons.adjectives())
+    counted = 0
     for item in model_set:
+        spoken = item.context.split(". ")
+        counted += sum(bool(set(s.rstrip(".").split()) & adjectives) for s in spoken)
         words = set(item.choice.good.split()) | set(item.choice.bad.split())
         assert not words & adjectives
+    assert counted == with_adjective  # the meta count is what the text shows
+    for level in (1, 3, 5):  # every complexity level, not only the protocol as a whole
+        cell = [i for i in model_set if i.condition["complexity"] == level]
+        share = sum(i.meta["adjective_sentences"] for i in cell) / sum(
+            i.meta["n_sentences"] for i in cell
+        )
+        assert 0.22 < share < 0.38, (level, share)
+
+
+def test_adjective_rate_per_container_is_an_option():
+    items = PARADIGM.generate_set(
+        "model", 1, {"templates": ["standard"], "adjective_unit": "container"}
+    )
+    containers = [c for item in items for c in item.truth["containers"]]
+    share = sum(c["adjective"] is not None for c in containers) / len(containers)
+    assert 0.25 < share < 0.35
+
+
+def test_implicit_pairs_are_chained_as_in_appendix_d(model_set):
+    for item in model_set:
+        good, bad = item.truth["continuations"]["good"], item.truth["continuations"]["bad"]
+        assert good["source"] == item.answer  # from A ...
+        assert bad["source"] == good["target"]  # ... into X; the bad one from X ...
+        assert bad["target"] not in (item.answer, good["target"])  # ... into a third Y
+        assert item.condition["pairs"] == "chained"
+        story = {c["noun"] for c in item.truth["containers"]}
+        assert item.meta["good_target_mentioned"] == (good["target"] in story)
+        assert item.meta["bad_source_mentioned"] == (bad["source"] in story)
+        assert item.meta["bad_target_mentioned"] == (bad["target"] in story)
+
+
+def test_independent_pairs_are_todays_structure_on_request():
+    items = PARADIGM.generate_set("model", 1, {"templates": ["standard"], "pairs": "independent"})
+    good_into_equals_bad_into = sum(
+        i.truth["continuations"]["good"]["target"] == i.truth["continuations"]["bad"]["target"]
+        for i in items
+    )
+    assert 0 < good_into_equals_bad_into < len(items)
+    assert all(PARADIGM.verify(item) == [] for item in items)
+    assert {i.condition["pairs"] for i in items} == {"independent"}
+
+
+def test_characters_are_the_women_of_appendix_d_unless_mixed(model_set, human_set):
+    names = {"Dora", "Emma", "Lila", "Sophia", "Mia", "Anna"}
+    for item in [*model_set, *human_set]:
+        assert item.truth["character"]["name"] in names
+        assert item.truth["character"]["pronoun"] == "she"
+        assert not re.search(r"\b(he|He|his|His|him)\b", item.context), item.context
+    mixed = PARADIGM.generate_set("model", 1, {"templates": ["standard"], "characters": "mixed"})
+    assert {i.truth["character"]["pronoun"] for i in mixed} == {"she", "he"}
+    assert len({i.truth["character"]["name"] for i in mixed}) == 20
+
+
+def test_every_story_occurs_once_per_template(model_set, human_set):
+    for stimulus_set in (model_set, human_set):
+        stories = Counter((i.condition.get("template"), i.context) for i in stimulus_set)
+        assert set(stories.values()) == {1}
+
+
+def test_templates_tell_the_same_stories_item_by_item(model_set):
+    keys = Counter((i.meta["story_key"], i.condition["cell"]) for i in model_set)
+    assert set(keys.values()) == {3}
+    by_key: dict[str, dict[str, object]] = {}
+    for item in model_set:
+        by_key.setdefault(item.meta["story_key"], {})[item.condition["template"]] = item
+    for triple in by_key.values():
+        standard, pseudoword = triple["standard"], triple["pseudoword"]
+        assert standard.truth["containers"] == pseudoword.truth["containers"]
+        assert standard.truth["continuations"] == pseudoword.truth["continuations"]
+        assert standard.answer == pseudoword.answer
+    independent = PARADIGM.generate_set(
+        "model", 1, {"cells": ["C2.F0"], "template_stories": "independent"}
+    )
+    assert len({i.meta["story_key"] for i in independent}) == len(independent)
+
+
+def test_prompt_layout_instructions_first_is_an_option():
+    item = PARADIGM.generate_set(
+        "model",
+        1,
+        {"cells": ["C1.F0:1"], "templates": ["standard"], "prompt_layout": "instructions-first"},
+    ).items[0]
+    assert item.prompt == (
+        f"{EXPLICIT_INSTRUCTION}\n\n{item.context}\nQ: {item.question} \u2026\nLocation:"
+    )
+    assert PARADIGM.verify(item) == []
+
+
+def test_an_object_list_of_ones_own_replaces_a_template(tmp_path):
+    path = tmp_path / "mine.tsv"
+    words = ["thimble", "locket", "acorn", "button", "marble", "ticket"]
+    path.write_text("# my objects\n" + "".join(f"{w}\ta\n" for w in words))
+    items = PARADIGM.generate_set(
+        "model",
+        1,
+        {
+            "templates": ["improbable"],
+            "object_lists": [f"improbable={path}"],
+            "template_stories": "independent",
+        },
+    )
+    used = {o["noun"] for i in items for o in i.truth["objects"]}
+    assert used == set(words)
+    assert all(PARADIGM.verify(item) == [] for item in items)
+    with pytest.raises(TracktaleError, match="one length"):
+        PARADIGM.resolve_config("model", {"object_lists": [f"improbable={path}"]})
+    path.write_text("thimble\tthe\n")
+    with pytest.raises(TracktaleError, match="malformed row"):
+        PARADIGM.resolve_config("model", {"object_lists": [f"standard={path}"]})
 
 
 def test_every_lure_kind_occurs_under_the_default_and_can_be_forced():
@@ -127,11 +242,15 @@ def test_every_lure_kind_occurs_under_the_default_and_can_be_forced():
 
 
 def test_minimal_pair_continuations_differ_only_in_the_from_container():
-    pairs = PARADIGM.generate_set("model", 1, {"templates": ["standard"], "minimal_pair": True})
+    pairs = PARADIGM.generate_set(
+        "model", 1, {"templates": ["standard"], "minimal_pair": True, "pairs": "independent"}
+    )
     for item in pairs:
         good, bad = item.choice.good.split(), item.choice.bad.split()
         assert len(good) == len(bad)
         assert [g for g, b in zip(good, bad, strict=True) if g != b] == [item.answer]
+    with pytest.raises(TracktaleError, match="needs --pairs independent"):
+        PARADIGM.resolve_config("model", {"minimal_pair": True})
 
 
 def test_fillers_ask_about_a_story_detail_with_a_distractor_not_in_the_story(human_set):
@@ -150,6 +269,8 @@ def _edited(item: Item, **truth_changes) -> Item:
         template=item.condition["template"],
         answer=item.answer,
         minimal_pair=item.condition["minimal_pair"],
+        pairs=item.condition["pairs"],
+        prompt_layout=item.meta["prompt_layout"],
     )
 
 
@@ -211,14 +332,14 @@ def test_verify_rejects_text_edited_after_generation(c3_item):
 
 
 def test_generation_refuses_an_inconsistent_plan(monkeypatch):
-    real = design_module.sample_plan
+    from tracktale.stimuli.narrative import pairs
 
-    def faulty(*args, **kwargs):
-        plan, answer = real(*args, **kwargs)
-        plan["continuations"]["bad"]["source"] = answer
-        return plan, answer
+    def faulty(rng, plan, answer, **kwargs):
+        continuations, kind = pairs.choose_pair(rng, plan, answer, **kwargs)
+        continuations["bad"]["source"] = answer
+        return continuations, kind
 
-    monkeypatch.setattr("tracktale.stimuli.narrative.sample_plan", faulty)
+    monkeypatch.setattr("tracktale.stimuli.narrative.choose_pair", faulty)
     with pytest.raises(GenerationError, match="bad continuation"):
         PARADIGM.generate_set("model", 1, {"cells": ["C2.F0"], "templates": ["standard"]})
 
@@ -266,7 +387,7 @@ def test_asking_for_more_distinct_items_than_exist_is_an_error(monkeypatch):
     from tracktale.stimuli import lexicons
 
     characters, objects = lexicons.characters(), lexicons.objects
-    monkeypatch.setattr(lexicons, "characters", lambda: characters[:1])
+    monkeypatch.setattr(lexicons, "characters", lambda pool="female": characters[:1])
     monkeypatch.setattr(lexicons, "objects", lambda template: objects(template)[:1])
     with pytest.raises(TracktaleError, match="distinct"):
         PARADIGM.generate_set(

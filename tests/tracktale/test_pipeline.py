@@ -36,6 +36,8 @@ def test_the_main_job_goes_from_stimuli_to_a_report(first_run):
     assert summary.completed_participants == 3
     assert summary.report_path.is_file() and summary.report_path.stat().st_size > 10_000
     assert (summary.report_tables / "glm_complexity.csv").is_file()
+    assert (summary.report_tables / "scorecard.csv").is_file()  # paper versus this run
+    assert "paper versus this run (scorecard)" in summary.report_path.read_text()
     assert any(line.startswith("report: ") for line in lines)
     count = (
         sqlite3.connect(folder / "run" / SIMULATED_DATABASE)

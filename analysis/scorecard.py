@@ -1,0 +1,314 @@
+"""The scorecard: this run's numbers beside the source paper's published ones.
+
+The paper's values live in one data file shipped with the package,
+``paper_entity_tracking.csv``: one row per published number with the section it comes from,
+what kind of number it is (human accuracy, a GLM statistic, a model's accuracy, ...) and how to
+compare it (``equal``; ``below`` for "p < .001"; ``at_most`` for "within 3 points"). For each
+row the scorecard finds this run's value, its 95% interval where one exists, the difference
+(run minus paper) and whether the paper's value lies inside the run's interval.
+
+Intervals are never computed here: accuracies come from the same accuracy tables the report
+prints (:func:`tracktale.analysis.stats.accuracy_table` and the case-study tables built on it),
+GLM coefficients from the fitted models (b +/- 1.96 SE, the odds ratio's own interval), and the
+manipulation check from its own table, so the scorecard always shows the intervals the analysis
+stage provides.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from tracktale.analysis.report import ReportContext, SectionResult
+from tracktale.analysis.tables import save_table
+from tracktale.errors import TracktaleError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+PAPER_VALUES = "paper_entity_tracking.csv"
+"""The package data file with the paper's numbers."""
+
+COLUMNS = (
+    "id",
+    "quantity",
+    "section",
+    "unit",
+    "relation",
+    "paper",
+    "run",
+    "difference",
+    "ci_low",
+    "ci_high",
+    "paper_in_ci",
+    "status",
+)
+
+
+@dataclass(frozen=True)
+class RunValue:
+    """This run's counterpart of a paper value (``value`` is ``None`` when it has none)."""
+
+    value: float | None
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    note: str = ""
+
+
+def paper_values() -> pd.DataFrame:
+    """The paper's published numbers, one row each (see the module docstring).
+
+    Raises:
+        TracktaleError: If the installation lacks the data file.
+    """
+    import pandas as pd
+
+    try:
+        with resources.files(__package__).joinpath(PAPER_VALUES).open(encoding="utf-8") as handle:
+            table = pd.read_csv(handle, dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise TracktaleError(f"{PAPER_VALUES} is missing from the installation") from None
+    table["value"] = table["value"].astype(float)
+    return table
+
+
+def build_scorecard(context: ReportContext) -> pd.DataFrame:
+    """The scorecard table for a report's narrative context (after the other sections ran).
+
+    Returns:
+        One row per paper value with :data:`COLUMNS`; ``status`` is ``compared`` or says why
+        this run has no counterpart.
+    """
+    import pandas as pd
+
+    finders = _Finders(context)
+    rows = []
+    for spec in paper_values().to_dict("records"):
+        found = finders.find(spec)
+        rows.append(_row(spec, found))
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _row(spec: dict[str, Any], found: RunValue) -> dict[str, Any]:
+    paper = float(spec["value"])
+    row = {
+        "id": spec["id"],
+        "quantity": spec["quantity"],
+        "section": spec["section"],
+        "unit": spec["unit"],
+        "relation": spec["relation"],
+        "paper": paper,
+        "run": math.nan,
+        "difference": math.nan,
+        "ci_low": math.nan,
+        "ci_high": math.nan,
+        "paper_in_ci": "",
+        "status": found.note or "not in this run",
+    }
+    if found.value is None:
+        return row
+    row.update(run=found.value, difference=found.value - paper, status=found.note or "compared")
+    row["ci_low"], row["ci_high"] = found.ci_low, found.ci_high
+    relation = spec["relation"]
+    if relation == "below":
+        row["paper_in_ci"] = "yes" if found.value < paper else "no"
+    elif relation == "at_most":
+        row["paper_in_ci"] = "yes" if found.value <= paper else "no"
+    elif not (math.isnan(found.ci_low) or math.isnan(found.ci_high)):
+        row["paper_in_ci"] = "yes" if found.ci_low <= paper <= found.ci_high else "no"
+    return row
+
+
+class _Finders:
+    """This run's value for each kind of paper number."""
+
+    def __init__(self, context: ReportContext) -> None:
+        self.context = context
+        self.shared = context.shared
+        self.models = context.models
+        self.value = context.options.value
+
+    def find(self, spec: dict[str, Any]) -> RunValue:
+        finder = getattr(self, f"_{spec['kind']}", None)
+        if finder is None:
+            raise TracktaleError(f"{PAPER_VALUES}: unknown kind {spec['kind']!r} ({spec['id']})")
+        return finder(spec)
+
+    def _shared_rows(self, key: str, column: str, value: str) -> pd.DataFrame | None:
+        """The rows of a table an earlier section shared where ``column == value``, if any."""
+        table = self.shared.get(key)
+        if table is None:
+            return None
+        rows = table[table[column] == value]
+        return None if rows.empty else rows
+
+    def _human_participants(self, spec: dict[str, Any]) -> RunValue:
+        rows = self._shared_rows("exclusions_summary", "task", spec["task"])
+        return RunValue(None) if rows is None else RunValue(float(rows.iloc[0][spec["statistic"]]))
+
+    def _human_accuracy(self, spec: dict[str, Any]) -> RunValue:
+        key = "human_accuracy_by_complexity" if spec["complexity"] else "human_accuracy"
+        table = self.shared.get(key)
+        if table is None:
+            return RunValue(None)
+        rows = table[table["task"] == spec["task"]]
+        if spec["complexity"]:
+            rows = rows[rows["complexity"].astype(float) == float(spec["complexity"])]
+        return _accuracy(rows)
+
+    def _glm(self, spec: dict[str, Any]) -> RunValue:
+        fit = self.shared.get("glm_complexity" if spec["glm"] == "complexity" else "glm_recency")
+        if fit is None:
+            return RunValue(None)
+        if fit.name != spec["glm"]:
+            return RunValue(None, note=f"this run's second GLM is {fit.name}, not {spec['glm']}")
+        rows = fit.table[fit.table["term"] == spec["term"]]
+        if rows.empty:
+            return RunValue(None)
+        row = rows.iloc[0]
+        statistic = spec["statistic"]
+        if statistic == "b":
+            half = 1.959963984540054 * float(row["se"])
+            return RunValue(float(row["b"]), float(row["b"]) - half, float(row["b"]) + half)
+        if statistic == "odds_ratio":
+            return RunValue(float(row["odds_ratio"]), float(row["or_low"]), float(row["or_high"]))
+        return RunValue(float(row[statistic]))
+
+    def _final_rows(self, spec: dict[str, Any]) -> pd.DataFrame | None:
+        from tracktale.analysis.casestudies import final_models
+
+        if self.models is None:
+            return None
+        rows = final_models(self.models)
+        rows = rows[(rows["task"] == spec["task"]) & (rows["template"] == spec["template"])]
+        if spec["model_id"]:
+            rows = rows[rows["agent"] == spec["model_id"]]
+        return rows if not rows.empty else None
+
+    def _model_accuracy(self, spec: dict[str, Any]) -> RunValue:
+        from tracktale.analysis.casestudies import model_accuracy
+
+        rows = self._final_rows(spec)
+        if rows is None:
+            return RunValue(None)
+        return _accuracy(model_accuracy(rows, ("task",), self.value))
+
+    def _model_complexity_cost(self, spec: dict[str, Any]) -> RunValue:
+        from tracktale.analysis.casestudies import scaling_table
+
+        rows = self._final_rows(spec)
+        if rows is None:
+            return RunValue(None)
+        table = scaling_table(rows, task=spec["task"], template=spec["template"], value=self.value)
+        return RunValue(100 * float(table["complexity_cost"].iloc[0]))
+
+    def _instruction_gain(self, spec: dict[str, Any]) -> RunValue:
+        from tracktale.analysis.casestudies import instruction_table
+
+        if self.models is None:
+            return RunValue(None)
+        table = instruction_table(self.models, self.value, spec["template"] or None)
+        table = table[(table["family"] == "OLMo 2") & (table["task"] == spec["task"])]
+        return RunValue(float(table["gain_pp"].max())) if not table.empty else RunValue(None)
+
+    def _template_difference(self, spec: dict[str, Any]) -> RunValue:
+        from tracktale.analysis.casestudies import template_table
+
+        if self.models is None or self.models["template"].nunique() < 2:
+            return RunValue(None)
+        differences = template_table(self.models, self.value)["diff_from_standard_pp"].abs()
+        return RunValue(float(differences.max())) if differences.notna().any() else RunValue(None)
+
+    def _manipulation(self, spec: dict[str, Any]) -> RunValue:
+        rows = self._shared_rows("manipulation_ratios", "template", spec["template"])
+        if rows is None:
+            return RunValue(None)
+        index = rows["log10_ratio"].idxmax() if spec["statistic"] == "max_ratio" else None
+        row = rows.loc[index if index is not None else rows["log10_ratio"].idxmin()]
+        note = f"compared ({row['label']})"
+        return RunValue(
+            float(row["log10_ratio"]), float(row["ci_low"]), float(row["ci_high"]), note
+        )
+
+
+def _accuracy(rows: pd.DataFrame) -> RunValue:
+    if rows.empty:
+        return RunValue(None)
+    row = rows.iloc[0]
+    return RunValue(100 * row["accuracy"], 100 * row["ci_low"], 100 * row["ci_high"])
+
+
+def scorecard_section(context: ReportContext) -> SectionResult | None:
+    """The report section: the scorecard as a table and a CSV (``tables/scorecard.csv``)."""
+    if context.human is None and context.models is None:
+        return None
+    table = build_scorecard(context)
+    compared = table[table["status"] != "not in this run"]
+    saved = save_table(table, context.tables_dir, "scorecard", "Paper versus this run")
+    with_ci = compared[compared["paper_in_ci"] != ""]
+    inside = int((with_ci["paper_in_ci"] == "yes").sum())
+    missing = len(table) - len(compared)
+    lines = [
+        f"{inside} of {len(with_ci)} checkable paper values lie inside this run's 95% interval "
+        "(or meet the paper's bound).",
+        "Each row: the paper's value with its section, this run's value, the difference (run "
+        "minus paper) and this run's 95% interval. Accuracies in percent.",
+        f"GLM rows use this run's task coding ({context.options.task_coding}); the paper's "
+        "signs are those of the default (explicit +0.5).",
+    ]
+    if missing:
+        lines.append(
+            f"{missing} paper values have no counterpart in this run (models not scored): "
+            "they are listed in the CSV."
+        )
+    shown = SectionResult(
+        title=f"{context.paradigm}: paper versus this run (scorecard)",
+        html="<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ul>",
+    )
+    shown.tables.append(type(saved)(saved.name, saved.title, display_table(compared), saved.paths))
+    return shown
+
+
+def display_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The scorecard as the page shows it: numbers rounded to their unit, intervals in a cell."""
+    import pandas as pd
+
+    rows = []
+    for row in table.itertuples(index=False):
+        interval = (
+            f"[{_number(row.ci_low, row.unit)}, {_number(row.ci_high, row.unit)}]"
+            if not math.isnan(row.ci_low)
+            else ""
+        )
+        rows.append(
+            {
+                "quantity": row.quantity,
+                "section": row.section,
+                "paper": _BOUNDS.get(row.relation, "") + _number(row.paper, row.unit, paper=True),
+                "this run": _number(row.run, row.unit),
+                "difference": "" if row.unit == "p" else _number(row.difference, row.unit),
+                "this run's 95% CI": interval,
+                "paper inside": row.paper_in_ci,
+                "note": "" if row.status == "compared" else row.status.removeprefix("compared "),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+_BOUNDS = {"below": "< ", "at_most": "at most "}
+
+
+def _number(value: float, unit: str, paper: bool = False) -> str:
+    from tracktale.analysis.glm import format_p
+
+    if value is None or math.isnan(value):
+        return ""
+    if unit == "p":
+        return f"{value:g}" if paper else format_p(value)
+    if unit == "count":
+        return f"{value:.0f}"
+    digits = 1 if unit in ("%", "points", "log10") else 2
+    return f"{value:.{digits}f}"
