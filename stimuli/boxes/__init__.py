@@ -24,7 +24,12 @@ from tracktale.stimuli.boxes.distractors import SOURCES
 from tracktale.stimuli.boxes.items import PROBES, Settings, build_item, instance_id, verify_item
 from tracktale.stimuli.boxes.language import INSTRUCTIONS, LANGUAGES
 from tracktale.stimuli.boxes.render import PROMPT_FORMATS
-from tracktale.stimuli.boxes.scoring import parse_answer, state_scores
+from tracktale.stimuli.boxes.scoring import (
+    DEFAULT_RULES,
+    ScoringRules,
+    parse_answer,
+    state_scores,
+)
 from tracktale.stimuli.paradigm import Option, Paradigm
 
 _TABLE1 = {
@@ -270,11 +275,14 @@ class BoxesParadigm(Paradigm):
             parts.append(f"compressed-{condition['compressed_steps']}")
         return f"{item.role}/{condition['shots']}-shot/{'+'.join(parts)}"
 
-    def score_response(self, item: Item, response: str) -> dict[str, Any]:
+    def score_response(
+        self, item: Item, response: str, rules: ScoringRules = DEFAULT_RULES
+    ) -> dict[str, Any]:
         """Parse the states in ``response`` and score them (see :mod:`.scoring`).
 
         Garbage, empty or non-text responses score as unparsed (``parsed`` False, State-EM 0),
-        never as an error. ``correct`` is Step-EM.
+        never as an error. ``correct`` is Step-EM. ``rules`` choose between our scoring and
+        the authors' code where they differ.
 
         Raises:
             TracktaleError: If ``item`` is not a boxes item with its ground truth.
@@ -287,7 +295,7 @@ class BoxesParadigm(Paradigm):
             )
         except (KeyError, TypeError):
             raise TracktaleError(f"item {item.item_id} has no boxes ground truth") from None
-        return state_scores(expected, parse_answer(response, words, n_boxes))
+        return state_scores(expected, parse_answer(response, words, n_boxes, rules))
 
 
 PARADIGM = BoxesParadigm()
