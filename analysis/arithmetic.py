@@ -100,6 +100,14 @@ def scored_rows(
     return rows
 
 
+def _explicit_rows_of(results: pd.DataFrame, stimulus_set: StimulusSet) -> bool:
+    """Whether any explicit-task row belongs to an arithmetic item of the set."""
+    if not {"task", "item_id"} <= set(results.columns):
+        return True  # let scored_rows name the missing column
+    ids = {item.item_id for item in stimulus_set if item.paradigm == "arithmetic"}
+    return bool(((results["task"] == "explicit") & results["item_id"].isin(ids)).any())
+
+
 def _items(stimulus_set: StimulusSet | str | os.PathLike[str]) -> dict[str, Any]:
     if not isinstance(stimulus_set, StimulusSet):
         stimulus_set = read_stimulus_set(stimulus_set)
@@ -408,6 +416,10 @@ def arithmetic_section(
     Returns:
         The paths written.
     """
+    if not isinstance(stimulus_set, StimulusSet):
+        stimulus_set = read_stimulus_set(stimulus_set)
+    if not _explicit_rows_of(results, stimulus_set):
+        return []
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     rows = scored_rows(results, stimulus_set)

@@ -169,6 +169,8 @@ def report(
     result = build_report(
         stimuli=stimuli_dirs, out=out, human=human, models=models, options=options
     )
+    for line in result.left_aside:
+        click.echo(line, err=True)
     n_figures = sum(len(s.figures) for s in result.sections)
     n_tables = sum(len(s.tables) for s in result.sections)
     click.echo(f"wrote {n_figures} figures and {n_tables} tables; report: {result.html_path}")
