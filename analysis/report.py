@@ -63,6 +63,11 @@ class ReportOptions:
         value: The model correctness column (``correct`` or ``correct_calibrated``).
         models: Report only these model ids (``None``: all).
         templates: Report models only on these templates (``None``: all).
+        arithmetic_reference: ``paper`` (the paper's executor) or ``ieee`` (ours) for the
+            arithmetic tables.
+        arithmetic_first_answer: ``span`` (the first extracted span) or ``numeric``.
+        boxes_functor: ``strict`` (ours) or ``any`` (the authors' code).
+        boxes_unparsed: ``per-state`` (ours) or ``whole-step`` (the authors' code).
     """
 
     rules: ExclusionRules = field(default_factory=ExclusionRules)
@@ -73,6 +78,10 @@ class ReportOptions:
     value: str = "correct"
     models: tuple[str, ...] | None = None
     templates: tuple[str, ...] | None = None
+    arithmetic_reference: str = "paper"
+    arithmetic_first_answer: str = "span"
+    boxes_functor: str = "strict"
+    boxes_unparsed: str = "per-state"
 
 
 @dataclass
@@ -317,7 +326,10 @@ def section_from_files(title: str, paths: Iterable[Path]) -> SectionResult:
             section.figures.append(SavedFigure(name=stem, title=stem, paths=figure_files))
         elif "csv" in files:
             table_files = {k: files[k] for k in ("csv", "tex") if k in files}
-            table = pd.read_csv(files["csv"])
+            try:
+                table = pd.read_csv(files["csv"])
+            except pd.errors.EmptyDataError:  # a table without columns: nothing to show
+                continue
             section.tables.append(SavedTable(stem, stem, table, table_files))
     return section
 
@@ -325,15 +337,23 @@ def section_from_files(title: str, paths: Iterable[Path]) -> SectionResult:
 def boxes_section(context: ReportContext) -> list[SectionResult] | None:
     """The boxes paradigm's tables and figures (``tracktale.analysis.boxes``) as a section."""
     from tracktale.analysis.boxes import boxes_section as write_boxes
+    from tracktale.stimuli.boxes.scoring import ScoringRules
 
-    return _files_section(context, write_boxes, "boxes")
+    options = context.options
+    rules = ScoringRules(functor=options.boxes_functor, unparsed=options.boxes_unparsed)
+    return _files_section(context, write_boxes, "boxes", rules=rules)
 
 
 def arithmetic_section(context: ReportContext) -> list[SectionResult] | None:
     """The arithmetic paradigm's tables and figures (``tracktale.analysis.arithmetic``)."""
+    from tracktale.analysis.arithmetic import ArithmeticOptions
     from tracktale.analysis.arithmetic import arithmetic_section as write_arithmetic
 
-    return _files_section(context, write_arithmetic, "arithmetic")
+    chosen = ArithmeticOptions(
+        reference=context.options.arithmetic_reference,
+        first_answer=context.options.arithmetic_first_answer,
+    )
+    return _files_section(context, write_arithmetic, "arithmetic", options=chosen)
 
 
 def _files_section(
@@ -442,5 +462,7 @@ def _describe_options(options: ReportOptions) -> str:
     return (
         f"mixed-model engine {options.engine}, random slopes {'on' if options.slopes else 'off'}, "
         f"recency covariate {options.recency}, task coding {options.task_coding}, "
-        f"model correctness column {options.value}"
+        f"model correctness column {options.value}, arithmetic reference "
+        f"{options.arithmetic_reference} (first answer: {options.arithmetic_first_answer}), "
+        f"boxes functor rule {options.boxes_functor}, unparsed answers {options.boxes_unparsed}"
     )

@@ -25,6 +25,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tracktale.stimuli.boxes.scoring import ScoringRules
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -38,6 +40,7 @@ def boxes_section(
     stimulus_set: StimulusSet,
     out_dir: str | os.PathLike[str],
     *,
+    rules: ScoringRules | None = None,
     n_boot: int = DEFAULT_BOOTSTRAP,
     seed: int = 0,
 ) -> list[Path]:
@@ -48,6 +51,7 @@ def boxes_section(
             ``output``, ...); rows of other tasks and of items outside the set are ignored.
         stimulus_set: The boxes stimulus set.
         out_dir: The folder to write into (created if needed).
+        rules: Our scoring rules (default) or the authors' code's (functor, unparsed answers).
         n_boot: Bootstrap resamples per interval.
         seed: Seed of the bootstrap.
 
@@ -56,7 +60,8 @@ def boxes_section(
     """
     from tracktale.analysis.boxes import figures, scores, tables, transitions
 
-    scored = scores.scored_items(results, stimulus_set)
+    rules = rules or ScoringRules()
+    scored = scores.scored_items(results, stimulus_set, rules)
     if scored.empty:
         return []
     out = Path(out_dir)
@@ -87,7 +92,7 @@ def boxes_section(
     if (scored["probe"] == "every").any():
         probing = scores.probing_table(scored, n_boot, seed)
         written.append(tables.write_csv(probing, out / "boxes_probing.csv"))
-        labels = transitions.label_transitions(scored, stimulus_set)
+        labels = transitions.label_transitions(scored, stimulus_set, rules)
         counts = transitions.transition_counts(labels)
         written.append(tables.write_csv(labels, out / "boxes_transition_labels.csv"))
         written.append(tables.write_csv(counts, out / "boxes_transitions.csv"))
