@@ -410,6 +410,33 @@ def compact(results: Path) -> None:
     console.print(f"{results}: {rows} rows in one shard (merged {merged} shards)")
 
 
+@models.command("plan")
+@click.argument("name", required=False)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the plan here (default: print it).",
+)
+def plan_command(name: str | None, out: Path | None) -> None:
+    """List the shipped sweep plans of the papers' models, or write one (NAME) to --out."""
+    from tracktale.atomic import atomic_write_text
+    from tracktale.models.plans import PLANS, plan_text
+
+    if name is None:
+        for plan, what in PLANS.items():
+            console.print(f"{plan}: {what}")
+        return
+    text = plan_text(name)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    if out.exists():
+        raise TracktaleError(f"{out} exists; choose another --out")
+    atomic_write_text(out, text)
+    err_console.print(f"wrote {out}: paths in it are relative to {out.parent.resolve()}")
+
+
 @models.command()
 @click.option(
     "--plan",

@@ -41,8 +41,8 @@ def store(tmp_path_factory):
     return root
 
 
-def _report(store, out, names, capsys):
-    argv = ["analysis", "report", "--models", str(store / "results"), "--out", str(out)]
+def _report(store, out, names, capsys, *extra):
+    argv = ["analysis", "report", "--models", str(store / "results"), "--out", str(out), *extra]
     for name in names:
         argv += ["--stimuli", str(store / name)]
     return run(argv, capsys)
@@ -68,7 +68,7 @@ def test_every_set_gets_its_own_folder(store, tmp_path, capsys):
     assert (out / "boxes" / "boxes-compressed" / "boxes_compression.csv").is_file()
     assert not (out / "boxes" / "boxes-model" / "boxes_compression.csv").exists()
     assert (out / "boxes" / "boxes-probing" / "boxes_probing.csv").is_file()
-    assert (out / "arithmetic" / "arith" / "arithmetic_accuracy.csv").is_file()
+    assert (out / "arithmetic" / "arith" / "arithmetic_table3_accuracy.csv").is_file()
     page = (out / "report.html").read_text()
     for name in _sets():
         assert f"models ({name})" in page
@@ -77,13 +77,16 @@ def test_every_set_gets_its_own_folder(store, tmp_path, capsys):
 
 def test_rows_of_sets_not_named_are_left_aside_with_a_count(store, tmp_path, capsys):
     out = tmp_path / "report"
-    status, _, err = _report(store, out, ["boxes-compressed", "arith"], capsys)
+    options = ["--arithmetic-reference", "ieee", "--boxes-unparsed", "whole-step"]
+    status, _, err = _report(store, out, ["boxes-compressed", "arith"], capsys, *options)
     assert status == 0, err
+    page = (out / "report.html").read_text()
+    assert "arithmetic reference ieee" in page and "unparsed answers whole-step" in page
     named = {i.item_id for name in ("boxes-compressed", "arith") for i in _sets()[name]}
     # The store holds each item once; items the named sets share with others stay in.
     others = len({i.item_id for s in _sets().values() for i in s} - named)
     assert f"model results: {others:,} rows of 2 stimulus set(s) not given" in err
-    assert f"{others:,} rows of 2 stimulus set(s) not given" in (out / "report.html").read_text()
+    assert f"{others:,} rows of 2 stimulus set(s) not given" in page
     assert sorted(p.name for p in (out / "boxes").iterdir()) == ["boxes-compressed"]
     trials = pd.read_csv(out / "trial_table.csv")
     assert set(trials["paradigm"]) == {"boxes", "arithmetic"}
