@@ -35,12 +35,14 @@ from tracktale.stimuli.arithmetic.datasets import Dataset, get_dataset
 from tracktale.stimuli.arithmetic.executor import (
     Number,
     ProcedureError,
-    execute_context,
     format_value,
+    parse_steps,
+    run_steps,
+    split_context,
 )
 from tracktale.stimuli.arithmetic.paper_executor import (
     PAPER_TRUTH_FIELDS,
-    execute_context_as_paper,
+    execute_steps_as_paper,
     paper_truth,
 )
 from tracktale.stimuli.arithmetic.render import (
@@ -135,10 +137,13 @@ def build_item(
     """
     x, y = inputs
     context = context or render_context(render_procedure(steps), x, y)
-    execution = execute_context(context)
+    # Parsed once from the text, then run both ways.
+    procedure, x_read, y_read = split_context(context)
+    parsed = parse_steps(procedure)
+    execution = run_steps(parsed, x_read, y_read)
     flags = execution.flags
     result = execution.result
-    paper = execute_context_as_paper(context)
+    paper = execute_steps_as_paper(parsed, x_read, y_read)
     prompt = render_prompt(context, prompt_version)
     reported = paper.value
     return Item.create(

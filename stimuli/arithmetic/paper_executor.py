@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracktale.errors import TracktaleError
-from tracktale.stimuli.arithmetic.executor import Number, parse_procedure, split_context
+from tracktale.stimuli.arithmetic.executor import Number, parse_steps, split_context
 
 MAX_DIGITS = 4300
 """Python's default limit for ``str()`` of an integer (``sys.get_int_max_str_digits``)."""
@@ -101,18 +101,17 @@ def execute_as_paper(procedure: str, x: Number, y: Number) -> PaperExecution:
         ProcedureError: If the text breaks the grammar the generator writes.
         TracktaleError: If an exact integer grows past :data:`MAX_DIGITS` digits.
     """
-    steps, returned = parse_procedure(procedure)
-    return execute_steps_as_paper(steps, x, y)
+    return execute_steps_as_paper(parse_steps(procedure), x, y)
 
 
 def execute_steps_as_paper(
-    steps: list[tuple[int, str, int]], x: Number, y: Number
+    steps: list[tuple[int, int, str, int]], x: Number, y: Number
 ) -> PaperExecution:
-    """:func:`execute_as_paper` on steps already parsed (``(i, op, j)`` per step)."""
+    """:func:`execute_as_paper` on steps from :func:`~.executor.parse_steps`."""
     values: list[Number | None] = [None, x, y]  # S<k> is values[k]; None: never assigned
     append = values.append
     skipped: list[int] = []
-    for n, (i, op, j) in enumerate(steps, start=1):
+    for n, i, op, j in steps:
         u, v = values[i], values[j]
         if u is None or v is None:  # exec_algo: a KeyError on the dictionary
             skipped.append(n)
