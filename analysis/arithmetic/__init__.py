@@ -170,7 +170,7 @@ def _figures(rows, folder: Path, options: ArithmeticOptions) -> list[Path]:
     for factors, stem, title in FACTOR_FIGURES:
         written += figures.plot_factor_by_horizon(by_horizon, factors, folder, stem, title)
         written += figures.plot_factor_per_model(
-            by_horizon, factors[0], folder, f"{stem}_per_model", f"{title}, per model"
+            by_horizon, factors[0], folder, f"{stem}_per_model", f"{title.split(':')[0]}, per model"
         )
     written += figures.plot_answer_positions(rows, folder)
     written += _magnitude_figures(rows, folder)
