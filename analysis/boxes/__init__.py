@@ -15,6 +15,11 @@ stimulus set they were scored on, it writes
   ``boxes_transitions_<model>_<condition>.{png,pdf,svg}``: the transition categories of
   Figure 3 counted per step and plotted as in Figure 4.
 
+Outputs are scored with our rules or the authors' (``rules``: functor and unparsed-answer
+rules, see :class:`~tracktale.stimuli.boxes.scoring.ScoringRules`); an item sampled several
+times scores as the mean of its samples. The report writes each stimulus set's files into its
+own folder.
+
 This module imports pandas and matplotlib only when a function runs, so a report registry can
 import it cheaply.
 """
