@@ -5,9 +5,10 @@ Each function draws on :class:`matplotlib.figure.Figure` objects in the project'
 the paths. Models are labelled with the paper's abbreviations where they are its models. The
 paper describes Figures 3, 7 and 10-17 in words only; how they are drawn here is our reading
 (see the README): Figure 3 bars FAA beside CAA per model, Figure 7 shows the AP distribution
-per model as box plots, Figures 10-15 the median magnitude of the expected output against the
-number of steps (solid: correctly answered items, dashed: the others; as log10), Figures 16-17
-heatmaps of FAA per model and input range or look-back.
+per model as box plots (quartiles, 5th-95th percentile whiskers, the mean), Figures 10-15 the
+median magnitude of the expected output against the number of steps (solid: correctly answered
+items, dashed: the others; as log10), Figures 16-17 heatmaps of FAA per model and input range
+or look-back. No function imports pyplot.
 """
 
 from __future__ import annotations
@@ -165,22 +166,36 @@ def _factor_lines(ax: Any, rows: pd.DataFrame, factor: str, *, legend: bool = Tr
 
 
 def plot_answer_positions(rows: pd.DataFrame, folder: Path) -> list[Path]:
-    """Figure 7: the distribution of AP (position of the first answer, % of the output)."""
+    """Figure 7: the distribution of AP (position of the first answer, % of the output).
+
+    Per model a box from the first to the third quartile with the median, whiskers from the
+    5th to the 95th percentile and the mean (the paper's AP) as a dot; drawn from its parts
+    because ``Axes.boxplot`` imports pyplot.
+    """
+    import numpy as np
     import pandas as pd
 
     models = sorted(set(rows["model"]))
-    data = [
-        pd.to_numeric(rows.loc[rows["model"] == m, "answer_position"], errors="coerce").dropna()
-        for m in models
-    ]
     with styled():
         figure, axes = _figure(width=max(4.0, 0.55 * len(models) + 2))
         ax = axes[0][0]
-        ax.boxplot([d.to_numpy() for d in data], tick_labels=[short_label(m) for m in models])
+        for x, model in enumerate(models):
+            values = pd.to_numeric(
+                rows.loc[rows["model"] == model, "answer_position"], errors="coerce"
+            ).dropna()
+            if values.empty:
+                continue
+            low, q1, median, q3, high = np.percentile(values, [5, 25, 50, 75, 95])
+            ax.vlines(x, low, high, color="0.3", linewidth=1)
+            ax.bar(x, q3 - q1, bottom=q1, width=0.5, color=OKABE_ITO[5], edgecolor="0.2")
+            ax.hlines(median, x - 0.25, x + 0.25, color=OKABE_ITO[1], linewidth=2)
+            ax.plot(x, values.mean(), "o", color="0.1", markersize=4)
+        ax.set_xticks(range(len(models)), [short_label(m) for m in models])
         ax.tick_params(axis="x", rotation=45)
+        ax.set_xlim(-0.6, len(models) - 0.4)
         ax.set_ylim(-2, 102)
         ax.set_ylabel("answer position (% of the output)")
-        ax.set_title("Where the first answer appears")
+        ax.set_title("Where the first answer appears (dot: mean AP)")
         return _save(figure, folder, "arithmetic_fig7_answer_position", "Figure 7: AP")
 
 
