@@ -133,6 +133,38 @@ def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
     multiple=True,
     help="Analyse only sessions from this source (repeatable; default: all).",
 )
+@click.option(
+    "--arithmetic-reference",
+    type=click.Choice(["paper", "ieee"]),
+    default="paper",
+    show_default=True,
+    help="Arithmetic tables score against the paper's executor (a step that raises is skipped) "
+    "or ours (IEEE inf/nan); both are always reported side by side.",
+)
+@click.option(
+    "--arithmetic-first-answer",
+    type=click.Choice(["span", "numeric"]),
+    default="span",
+    show_default=True,
+    help="Arithmetic FAA: the first extracted <answer> span (the paper's words) or the first "
+    "one that is a number.",
+)
+@click.option(
+    "--boxes-functor",
+    type=click.Choice(["strict", "any"]),
+    default="strict",
+    show_default=True,
+    help="Boxes: a state needs its own functor (strict) or its argument only (any: the "
+    "authors' code).",
+)
+@click.option(
+    "--boxes-unparsed",
+    type=click.Choice(["per-state", "whole-step"]),
+    default="per-state",
+    show_default=True,
+    help="Boxes: mark missing or conflicting states one by one, or set the whole answer aside "
+    "(whole-step: the authors' code).",
+)
 def report(
     stimuli_dirs: tuple[Path, ...],
     human: Path | None,
@@ -152,6 +184,10 @@ def report(
     model_ids: tuple[str, ...],
     templates: tuple[str, ...],
     sources: tuple[str, ...],
+    arithmetic_reference: str,
+    arithmetic_first_answer: str,
+    boxes_functor: str,
+    boxes_unparsed: str,
 ) -> None:
     """Write every figure and table and one self-contained HTML page into --out."""
     from tracktale.analysis.exclusions import ExclusionRules
@@ -178,10 +214,16 @@ def report(
         value="correct_calibrated" if calibrated else "correct",
         models=model_ids or None,
         templates=templates or None,
+        arithmetic_reference=arithmetic_reference,
+        arithmetic_first_answer=arithmetic_first_answer,
+        boxes_functor=boxes_functor,
+        boxes_unparsed=boxes_unparsed,
     )
     result = build_report(
         stimuli=stimuli_dirs, out=out, human=human, models=models, options=options
     )
+    for line in result.left_aside:
+        click.echo(line, err=True)
     n_figures = sum(len(s.figures) for s in result.sections)
     n_tables = sum(len(s.tables) for s in result.sections)
     click.echo(f"wrote {n_figures} figures and {n_tables} tables; report: {result.html_path}")

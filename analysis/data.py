@@ -375,7 +375,21 @@ def _prefixed(mapping: Mapping[str, Any], prefix: str) -> dict[str, Any]:
 
 
 def _join_items(rows: pd.DataFrame, items: pd.DataFrame, what: str) -> pd.DataFrame:
+    """Rows joined to their items; rows of stimulus sets that were not given are left aside.
+
+    A row whose ``stimulus_sha256`` names a set that is not among the given ones belongs to
+    another study's set (a results store may hold several): it is dropped and counted in the
+    table's ``attrs["left_aside"]`` (``{what: {sha256: rows}}``). A row naming an item its own
+    set does not hold, or one without a set, is an error.
+    """
     known = rows["item_id"].isin(items["item_id"])
+    aside: dict[str, int] = {}
+    if not known.all() and "stimulus_sha256" in rows.columns:
+        sha = rows["stimulus_sha256"]
+        other_set = ~known & sha.notna() & ~sha.isin(set(items["set_sha256"]))
+        if other_set.any():
+            aside = {str(k): int(n) for k, n in sha[other_set].value_counts().sort_index().items()}
+            rows, known = rows[~other_set], known[~other_set]
     if not known.all():
         row = int((~known).to_numpy().nonzero()[0][0])
         item_id = rows["item_id"].iloc[row]
@@ -384,7 +398,22 @@ def _join_items(rows: pd.DataFrame, items: pd.DataFrame, what: str) -> pd.DataFr
         raise TracktaleError(
             f"{what} row {row + 1}: item {item_id!r} is not in the given stimulus sets{named}"
         )
-    return rows.merge(items, on="item_id", how="left", validate="many_to_one")
+    joined = rows.merge(items, on="item_id", how="left", validate="many_to_one")
+    joined.attrs["left_aside"] = {what: aside} if aside else {}
+    return joined
+
+
+def describe_left_aside(left_aside: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """One line per source whose rows of other stimulus sets were left aside."""
+    lines = []
+    for what, counts in left_aside.items():
+        sets = ", ".join(f"{sha[:12]}: {n:,}" for sha, n in counts.items())
+        total = sum(counts.values())
+        lines.append(
+            f"{what}: {total:,} rows of {len(counts)} stimulus set(s) not given with --stimuli "
+            f"left aside (sha256 {sets})"
+        )
+    return lines
 
 
 def human_trial_rows(human: HumanData) -> pd.DataFrame:
@@ -450,8 +479,11 @@ def build_trial_table(
         and the measures of each kind (``rt_ms``, ``reading_time_ms``, ..., ``logprob``,
         ``n_parameters``, ``step``, ...).
 
+        Rows of stimulus sets that were not given are left aside and counted in
+        ``attrs["left_aside"]`` (see :func:`describe_left_aside`).
+
     Raises:
-        TracktaleError: When neither is given or a row names an item outside the sets.
+        TracktaleError: When neither is given, or a row names an item outside its own set.
     """
     import pandas as pd
 
@@ -462,7 +494,9 @@ def build_trial_table(
         parts.append(_join_items(model_trial_rows(models), items, "model results"))
     if not parts:
         raise TracktaleError("no data: give human trials, model results or both")
+    left_aside = {k: v for part in parts for k, v in part.attrs.get("left_aside", {}).items()}
     table = pd.concat(parts, ignore_index=True, sort=False)
+    table.attrs["left_aside"] = left_aside
     return table
 
 

@@ -1,9 +1,10 @@
 """``tracktale analysis report``: every figure and table, and one self-contained HTML page.
 
 The report is made of *sections* from a small registry keyed by paradigm. A section is a
-function ``section(context) -> SectionResult | None`` that reads the tidy data of its paradigm
-from the :class:`ReportContext`, writes figures and tables into the context's folders and returns
-them with an HTML fragment; ``None`` means it has nothing to show for this data. A paradigm's
+function ``section(context) -> SectionResult | list[SectionResult] | None`` that reads the tidy
+data of its paradigm from the :class:`ReportContext`, writes figures and tables into the
+context's folders and returns them with an HTML fragment (or several sections, one per stimulus
+set); ``None`` means it has nothing to show for this data. A paradigm's
 sections run in order and may pass results on through ``context.shared``. A new paradigm plugs
 in by adding one entry to :data:`SECTIONS` (or calling :func:`register_section`), without
 editing anything else here.
@@ -43,7 +44,7 @@ SECTIONS: dict[str, list[str]] = {
 }
 """Paradigm -> its report sections (``module:function``), imported when a report needs them."""
 
-SectionFunction = Callable[["ReportContext"], "SectionResult | None"]
+SectionFunction = Callable[["ReportContext"], "SectionResult | list[SectionResult] | None"]
 
 
 def register_section(paradigm: str, target: str | SectionFunction) -> None:
@@ -66,6 +67,11 @@ class ReportOptions:
         templates: Report models only on these templates (``None``: all).
         figure_template: The template Figures 5 and 7 (and the base-vs-instruct table) are
             computed on: ``standard`` (the paper's 550 trials per task) or ``all`` (pooled).
+        arithmetic_reference: ``paper`` (the paper's executor) or ``ieee`` (ours) for the
+            arithmetic tables.
+        arithmetic_first_answer: ``span`` (the first extracted span) or ``numeric``.
+        boxes_functor: ``strict`` (ours) or ``any`` (the authors' code).
+        boxes_unparsed: ``per-state`` (ours) or ``whole-step`` (the authors' code).
     """
 
     rules: ExclusionRules = field(default_factory=ExclusionRules)
@@ -77,6 +83,10 @@ class ReportOptions:
     models: tuple[str, ...] | None = None
     templates: tuple[str, ...] | None = None
     figure_template: str = "standard"
+    arithmetic_reference: str = "paper"
+    arithmetic_first_answer: str = "span"
+    boxes_functor: str = "strict"
+    boxes_unparsed: str = "per-state"
 
 
 @dataclass
@@ -95,6 +105,8 @@ class ReportContext:
         results: The model results as loaded (store columns), for sections that score them
             themselves; ``None`` without model results.
         shared: Results earlier sections pass on to later ones.
+        set_names: The folder name of each stimulus set, by its sha256 (a set's own tables
+            and figures go into a folder of that name).
     """
 
     paradigm: str
@@ -107,6 +119,7 @@ class ReportContext:
     stimulus_sets: list[Any] = field(default_factory=list)
     results: pd.DataFrame | None = None
     shared: dict[str, Any] = field(default_factory=dict)
+    set_names: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -133,6 +146,8 @@ class Report:
     html_path: Path
     sections: list[SectionResult]
     trial_table_path: Path
+    left_aside: list[str] = field(default_factory=list)
+    """One line per source whose rows of stimulus sets not given were left aside."""
 
 
 def _resolve(target: str | SectionFunction) -> SectionFunction:
@@ -156,9 +171,11 @@ def run_sections(
     options: ReportOptions,
     stimulus_sets: Iterable[Any] = (),
     results: pd.DataFrame | None = None,
+    set_names: dict[str, str] | None = None,
 ) -> list[SectionResult]:
     """Run every registered section of every paradigm present in ``trials``."""
     stimulus_sets = list(stimulus_sets)
+    set_names = set_names or name_sets([None] * len(stimulus_sets), stimulus_sets)
     sections: list[SectionResult] = []
     present = list(dict.fromkeys(trials["paradigm"].dropna()))
     for paradigm in [p for p in SECTIONS if p in present] + [
@@ -179,10 +196,13 @@ def run_sections(
             tables_dir=out / "tables",
             stimulus_sets=[s for s in stimulus_sets if s.manifest.paradigm == paradigm],
             results=results,
+            set_names=set_names,
         )
         for target in SECTIONS[paradigm]:
             section = _resolve(target)(context)
-            if section is not None:
+            if isinstance(section, list):
+                sections.extend(section)
+            elif section is not None:
                 sections.append(section)
     return sections
 
@@ -209,6 +229,7 @@ def build_report(
     """
     from tracktale.analysis.data import (
         build_trial_table,
+        describe_left_aside,
         item_table,
         load_human_trials,
         load_model_results,
@@ -217,27 +238,59 @@ def build_report(
 
     options = options or ReportOptions()
     out = Path(out)
+    stimuli = list(stimuli)
     sets = load_stimulus_sets(stimuli)
     if not sets:
         raise TracktaleError("no stimulus sets given (--stimuli)")
     human_data = load_human_trials(human) if human is not None else None
     results = load_model_results(models) if models is not None else None
-    trials = restrict_models(build_trial_table(item_table(sets), human_data, results), options)
+    joined = build_trial_table(item_table(sets), human_data, results)
+    left_aside = describe_left_aside(joined.attrs.get("left_aside", {}))
+    trials = restrict_models(joined, options)
     out.mkdir(parents=True, exist_ok=True)
     trial_table_path = out / "trial_table.csv"
     atomic_write_text(trial_table_path, trials.to_csv(index=False, lineterminator="\n"))
     participants = human_data.participants if human_data else None
-    sections = run_sections(trials, participants, out, options, sets, results)
+    names = name_sets(stimuli, sets)
+    sections = run_sections(trials, participants, out, options, sets, results, names)
     sources = [
-        f"stimulus set {s.manifest.paradigm}/{s.manifest.protocol} {s.sha256[:12]}" for s in sets
+        f"stimulus set {s.manifest.paradigm}/{s.manifest.protocol} {s.sha256[:12]} "
+        f"(folder {names[s.sha256]})"
+        for s in sets
     ]
     if human_data:
         sources.append(f"human data: {human_data.origin}")
     if models is not None:
         sources.append(f"model results: {models if isinstance(models, str | Path) else 'table'}")
+    sources += left_aside
     html_path = out / "report.html"
     atomic_write_text(html_path, render_html(sections, sources, options))
-    return Report(html_path=html_path, sections=sections, trial_table_path=trial_table_path)
+    return Report(
+        html_path=html_path,
+        sections=sections,
+        trial_table_path=trial_table_path,
+        left_aside=left_aside,
+    )
+
+
+def name_sets(sources: Iterable[Any], sets: Iterable[Any]) -> dict[str, str]:
+    """A folder name for each stimulus set, by sha256: its folder's name, else its protocol.
+
+    Names are made file-name safe; a name two sets would share gets the set's sha256 prefix.
+    """
+    import re
+
+    named = []
+    for source, stimulus_set in zip(sources, sets, strict=True):
+        if isinstance(source, str | Path):
+            name = Path(source).resolve().name
+        else:
+            name = f"{stimulus_set.manifest.protocol}-{stimulus_set.sha256[:8]}"
+        named.append((stimulus_set.sha256, re.sub(r"[^A-Za-z0-9._+-]+", "-", name) or "set"))
+    counts: dict[str, int] = {}
+    for _, name in named:
+        counts[name] = counts.get(name, 0) + 1
+    return {sha: name if counts[name] == 1 else f"{name}-{sha[:8]}" for sha, name in named}
 
 
 def restrict_models(trials: pd.DataFrame, options: ReportOptions) -> pd.DataFrame:
@@ -278,34 +331,58 @@ def section_from_files(title: str, paths: Iterable[Path]) -> SectionResult:
             section.figures.append(SavedFigure(name=stem, title=stem, paths=figure_files))
         elif "csv" in files:
             table_files = {k: files[k] for k in ("csv", "tex") if k in files}
-            table = pd.read_csv(files["csv"])
+            try:
+                table = pd.read_csv(files["csv"])
+            except pd.errors.EmptyDataError:  # a table without columns: nothing to show
+                continue
             section.tables.append(SavedTable(stem, stem, table, table_files))
     return section
 
 
-def boxes_section(context: ReportContext) -> SectionResult | None:
+def boxes_section(context: ReportContext) -> list[SectionResult] | None:
     """The boxes paradigm's tables and figures (``tracktale.analysis.boxes``) as a section."""
     from tracktale.analysis.boxes import boxes_section as write_boxes
+    from tracktale.stimuli.boxes.scoring import ScoringRules
 
-    return _files_section(context, write_boxes, "boxes")
+    options = context.options
+    rules = ScoringRules(functor=options.boxes_functor, unparsed=options.boxes_unparsed)
+    return _files_section(context, write_boxes, "boxes", rules=rules)
 
 
-def arithmetic_section(context: ReportContext) -> SectionResult | None:
+def arithmetic_section(context: ReportContext) -> list[SectionResult] | None:
     """The arithmetic paradigm's tables and figures (``tracktale.analysis.arithmetic``)."""
+    from tracktale.analysis.arithmetic import ArithmeticOptions
     from tracktale.analysis.arithmetic import arithmetic_section as write_arithmetic
 
-    return _files_section(context, write_arithmetic, "arithmetic")
+    chosen = ArithmeticOptions(
+        reference=context.options.arithmetic_reference,
+        first_answer=context.options.arithmetic_first_answer,
+    )
+    return _files_section(context, write_arithmetic, "arithmetic", options=chosen)
 
 
 def _files_section(
-    context: ReportContext, writer: Callable[..., list[Path]], folder_name: str
-) -> SectionResult | None:
-    """Run a paradigm's file-writing analysis on each of its sets and show what it wrote."""
+    context: ReportContext,
+    writer: Callable[..., list[Path]],
+    folder_name: str,
+    **options: Any,
+) -> list[SectionResult] | None:
+    """Run a paradigm's file-writing analysis on each of its sets and show what it wrote.
+
+    Each set writes into its own folder, ``<out>/<paradigm>/<set name>/``, so sets whose
+    analyses write files of the same names (the model and the compressed boxes sets both have a
+    Table 1) do not replace each other's.
+    """
     if context.results is None:
         return None
-    folder = context.tables_dir.parent / folder_name
-    paths = [p for s in context.stimulus_sets for p in writer(context.results, s, folder)]
-    return section_from_files(f"{context.paradigm}: models", paths) if paths else None
+    parts = []
+    for stimulus_set in context.stimulus_sets:
+        name = context.set_names.get(stimulus_set.sha256) or stimulus_set.sha256[:12]
+        folder = context.tables_dir.parent / folder_name / name
+        paths = writer(context.results, stimulus_set, folder, **options)
+        if paths:
+            parts.append(section_from_files(f"{context.paradigm}: models ({name})", paths))
+    return parts or None
 
 
 _CSS = """
@@ -391,5 +468,8 @@ def _describe_options(options: ReportOptions) -> str:
         f"mixed-model engine {options.engine}, random slopes {'on' if options.slopes else 'off'}, "
         f"recency covariate {options.recency}, task coding {options.task_coding}, "
         f"model correctness column {options.value}, Figures 5 and 7 on the "
-        f"{options.figure_template} template{'s' if options.figure_template == 'all' else ''}"
+        f"{options.figure_template} template{'s' if options.figure_template == 'all' else ''}, "
+        f"arithmetic reference "
+        f"{options.arithmetic_reference} (first answer: {options.arithmetic_first_answer}), "
+        f"boxes functor rule {options.boxes_functor}, unparsed answers {options.boxes_unparsed}"
     )

@@ -139,6 +139,41 @@ def models() -> None:
     help="Explicit task's generation budget [default: the paradigm's].",
 )
 @click.option(
+    "--temperature",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Explicit task: 0 decodes greedily; above 0 samples (the boxes paper ran ChatGPT at "
+    "the API's default, 1).",
+)
+@click.option(
+    "--num-samples",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Explicit task: outputs per item (with --temperature above 0).",
+)
+@click.option(
+    "--sampling-seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of the samples (each item and sample gets its own seed from it).",
+)
+@click.option(
+    "--rerun-truncated",
+    is_flag=True,
+    help="Explicit task: generate again, with the model's whole context, every output that hit "
+    "its budget and is not correct (the arithmetic paper's rule).",
+)
+@click.option(
+    "--rerun-max-new-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --rerun-truncated: the rerun's budget [default: what the model's context leaves; "
+    "needed for the openai backend].",
+)
+@click.option(
     "--word-surprisal/--no-word-surprisal",
     default=True,
     show_default=True,
@@ -213,6 +248,11 @@ def score(**options) -> None:
             prompt_format=options["prompt_format"],
             max_new_tokens=options["max_new_tokens"],
             word_surprisal=options["word_surprisal"],
+            temperature=options["temperature"],
+            num_samples=options["num_samples"],
+            sampling_seed=options["sampling_seed"],
+            rerun_truncated=options["rerun_truncated"],
+            rerun_max_new_tokens=options["rerun_max_new_tokens"],
         ),
         backend=options["backend"],
         dtype=options["dtype"],
@@ -407,6 +447,33 @@ def compact(results: Path) -> None:
         raise TracktaleError(f"no results at {results}")
     rows, merged = compact_store(results)
     console.print(f"{results}: {rows} rows in one shard (merged {merged} shards)")
+
+
+@models.command("plan")
+@click.argument("name", required=False)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the plan here (default: print it).",
+)
+def plan_command(name: str | None, out: Path | None) -> None:
+    """List the shipped sweep plans of the papers' models, or write one (NAME) to --out."""
+    from tracktale.atomic import atomic_write_text
+    from tracktale.models.plans import PLANS, plan_text
+
+    if name is None:
+        for plan, what in PLANS.items():
+            console.print(f"{plan}: {what}")
+        return
+    text = plan_text(name)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    if out.exists():
+        raise TracktaleError(f"{out} exists; choose another --out")
+    atomic_write_text(out, text)
+    err_console.print(f"wrote {out}: paths in it are relative to {out.parent.resolve()}")
 
 
 @models.command()

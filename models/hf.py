@@ -14,6 +14,7 @@ input embedding and every result is brought back there, wherever the last layers
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
 import platform
@@ -24,12 +25,13 @@ import torch
 
 import tracktale
 from tracktale.errors import TracktaleError
-from tracktale.models import gguf, hf_forward
+from tracktale.models import gguf, hf_forward, sampling
 from tracktale.models.devices import format_max_memory, parse_max_memory
 from tracktale.models.hub import ResolvedModel, resolve_model
 from tracktale.models.tokens import TextEncoder, cut_at_stop, has_chat_template, resolve_bos
 from tracktale.scorer import (
     ChoiceRequest,
+    Generation,
     GenerationRequest,
     ModelInfo,
     Scorer,
@@ -133,6 +135,7 @@ class HFScorer(Scorer):
             "lm_head_shortcut": self.forward.plain_head,
             "device_map": self.device_map,
             "max_memory": format_max_memory(self.max_memory),
+            "max_context": _max_context(self.model),
             "torch_version": torch.__version__,
             "transformers_version": transformers.__version__,
             "tokenizers_version": tokenizers.__version__,
@@ -176,7 +179,16 @@ class HFScorer(Scorer):
         return results
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
-        """Greedy completions; ``messages`` go through the chat template, else ``prompt``."""
+        """Greedy (or sampled) completions; ``messages`` go through the chat template."""
+        return [generation.text for generation in self.generate_detailed(requests)]
+
+    def generate_detailed(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        """Completions with why each stopped (``length``: its budget ran out; else ``stop``).
+
+        A budget past the model's context (its ``max_position_embeddings``) is cut to what the
+        context leaves after the prompt. Rows with a temperature above 0 are sampled, each with
+        its own seeded generator (:mod:`tracktale.models.sampling`).
+        """
         prompts = []
         for request in requests:
             if request.messages is not None and not has_chat_template(self.tokenizer):
@@ -187,20 +199,34 @@ class HFScorer(Scorer):
             prompts.append(
                 self.encoder.prompt(request.prompt, request.messages, request.messages is not None)
             )
+        context = self.info.details.get("max_context")
+        requests = [
+            r
+            if not context or r.max_new_tokens + len(p) <= context
+            else dataclasses.replace(r, max_new_tokens=max(1, context - len(p)))
+            for r, p in zip(requests, prompts, strict=True)
+        ]
 
         def run(batch: list[int]) -> list[list[int]]:
             budget = max(requests[i].max_new_tokens for i in batch)
             finished = self._finished_check([requests[i] for i in batch])
             return hf_forward.greedy_decode(
-                self.forward, [prompts[i] for i in batch], budget, self.stop_ids, finished
+                self.forward,
+                [prompts[i] for i in batch],
+                budget,
+                self.stop_ids,
+                finished,
+                sampling.row_chooser([requests[i] for i in batch]),
             )
 
         outputs = self._batched([len(p) for p in prompts], run)
-        texts = []
+        generations = []
         for request, ids in zip(requests, outputs, strict=True):
-            text = self.tokenizer.decode(ids[: request.max_new_tokens], skip_special_tokens=True)
-            texts.append(cut_at_stop(text, request.stop))
-        return texts
+            full = self.tokenizer.decode(ids[: request.max_new_tokens], skip_special_tokens=True)
+            text = cut_at_stop(full, request.stop)
+            ran_out = len(ids) >= request.max_new_tokens and text == full
+            generations.append(Generation(text, finish_reason="length" if ran_out else "stop"))
+        return generations
 
     def _finished_check(
         self, requests: Sequence[GenerationRequest]
@@ -345,6 +371,12 @@ def _load(
         raise TracktaleError(f"cannot load {where}: {first_line}") from None
     model.eval()
     return tokenizer, model
+
+
+def _max_context(model: Any) -> int | None:
+    """The positions the model was trained for (``max_position_embeddings``), if it says."""
+    value = getattr(model.config, "max_position_embeddings", None)
+    return int(value) if isinstance(value, int) and value > 0 else None
 
 
 def _pad_id(tokenizer: Any) -> int:

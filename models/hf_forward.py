@@ -88,9 +88,12 @@ class ForwardModel:
 
     def next_token(self, states: torch.Tensor) -> torch.Tensor:
         """The greedy next token from the last position's states."""
+        return self.next_logits(states).float().argmax(-1).to(self.device)
+
+    def next_logits(self, states: torch.Tensor) -> torch.Tensor:
+        """The next-token logits from the last position's states."""
         head = self.model.get_output_embeddings()
-        logits = head(states) if self.plain_head else states
-        return logits.float().argmax(-1).to(self.device)
+        return head(states) if self.plain_head else states
 
 
 def _cache_argument(module: Any) -> str:
@@ -295,12 +298,14 @@ def greedy_decode(
     max_new_tokens: int,
     stop_ids: set[int],
     finished: Callable[[int, list[int]], bool] | None = None,
+    choose: Callable[[torch.Tensor], torch.Tensor] | None = None,
 ) -> list[list[int]]:
     """Greedy continuations of a batch of prompts, sharing one cache; stops when all rows stop.
 
     The tokens every prompt starts with (the task instruction) run once for the whole batch.
     A row stops at a stop token, or when ``finished(row, generated_ids)`` says so (a stop
-    string, or the row's own budget).
+    string, or the row's own budget). ``choose`` replaces the argmax (sampled decoding: see
+    :func:`tracktale.models.sampling.row_chooser`).
 
     Returns:
         Each prompt's generated ids, without the stop token that ended it.
@@ -309,7 +314,10 @@ def greedy_decode(
     generated: list[list[int]] = [[] for _ in prompts]
     done = [False] * len(prompts)
     for step in range(max_new_tokens):
-        tokens = forward.next_token(states[:, -1])
+        if choose is None:
+            tokens = forward.next_token(states[:, -1])
+        else:
+            tokens = choose(forward.next_logits(states[:, -1])).to(forward.device)
         for row, token in enumerate(tokens.tolist()):
             if not done[row]:
                 done[row] = token in stop_ids

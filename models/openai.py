@@ -2,8 +2,9 @@
 
 ``--backend openai --model gpt-4o-2024-08-06`` sends each explicit-task prompt to
 ``POST {base_url}/chat/completions`` (the public chat-completions schema): the item's chat turns
-(``item.messages``), or its plain prompt as one user turn, at temperature 0 with the item's
-generation budget and the paradigm's stop strings. The answer is cut at the first stop string
+(``item.messages``), or its plain prompt as one user turn, at temperature 0 (or the run's
+``--temperature``, each sample with its own ``seed``) with the item's generation budget and the
+paradigm's stop strings. The answer is cut at the first stop string
 here too (an endpoint takes at most four), and the paradigm scores it as for any backend.
 
 - **Where**: ``base_url`` (else ``$OPENAI_BASE_URL``, else ``https://api.openai.com/v1``); the
@@ -402,7 +403,8 @@ class OpenAIScorer(Scorer):
         body: dict[str, Any] = {
             "model": self.info.model_id,
             "messages": messages,
-            "temperature": 0,
+            # An int 0 for greedy requests, so bodies (and cache keys) stay what they were.
+            "temperature": request.temperature or 0,
             "n": 1,
             self.max_tokens_field: request.max_new_tokens,
         }
@@ -412,8 +414,9 @@ class OpenAIScorer(Scorer):
             body["logprobs"] = True
             if self.top_logprobs:
                 body["top_logprobs"] = self.top_logprobs
-        if self.seed is not None:
-            body["seed"] = self.seed
+        seed = request.seed if request.seed is not None else self.seed
+        if seed is not None:
+            body["seed"] = seed
         return body
 
     def close(self) -> None:

@@ -310,6 +310,9 @@ SETTINGS_COLUMNS = (
     "prompt_format_requested",
     "max_new_tokens",
     "calibrated",
+    "temperature",
+    "num_samples",
+    "rerun_truncated",
 )
 """The stored columns a run compares with its own settings before it resumes."""
 
@@ -343,7 +346,13 @@ def _check_settings(job, rows, revision, task, candidates: list[Item]) -> None:
     expected = {"dtype": recorded_dtype(job.backend, job.dtype), "bos_requested": job.bos}
     if task == "explicit":
         expected["prompt_format_requested"] = job.options.prompt_format
+        # Rows written before sampling and reruns existed hold none of these (greedy, once).
+        expected["temperature"] = job.options.temperature
+        expected["num_samples"] = job.options.num_samples
+        expected["rerun_truncated"] = job.options.rerun_truncated
     for column, value in expected.items():
+        if column not in rows.columns:
+            continue
         for stored in rows[column].dropna().unique():
             if stored != value:
                 _refuse(job, revision, task, column, stored, value)

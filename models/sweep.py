@@ -42,7 +42,17 @@ STALL_ENV = "TRACKTALE_TEST_SWEEP_STALL"
 """Tests only: a job whose label this names stops after its first written chunk and waits to be
 killed, so that a test can cancel a job midway."""
 
-_OPTION_KEYS = ("calibrate", "prompt_format", "max_new_tokens", "word_surprisal")
+_OPTION_KEYS = (
+    "calibrate",
+    "prompt_format",
+    "max_new_tokens",
+    "word_surprisal",
+    "temperature",
+    "num_samples",
+    "sampling_seed",
+    "rerun_truncated",
+    "rerun_max_new_tokens",
+)
 _JOB_KEYS = ("backend", "dtype", "device", "batch_size", "bos", "limit", "chunk_size")
 
 

@@ -7,7 +7,11 @@
   ``(logprob_good - prior_good) > (logprob_bad - prior_bad)``.
 - ``explicit``: greedy generation from the item's prompt (plain text, or its chat turns through
   the chat template), scored by the paradigm's ``score_response``, whose dict is merged into the
-  row. Where the backend reports them (an API endpoint), the generated tokens' log-probabilities
+  row. With a temperature above 0 the outputs are sampled, ``num_samples`` per item, each with a
+  seed derived from the run's seed, the item and the sample's number (all kept in
+  ``sample_outputs``); with ``rerun_truncated`` an output that hit its budget and is not correct
+  is generated again with the model's whole context (rows say ``truncated`` and ``rerun``).
+  Where the backend reports them (an API endpoint), the generated tokens' log-probabilities
   are stored too (``output_logprob``, their sum: the answer's log-probability).
 - ``sequence``: the log-probability of the item's text (``context``) with per-token and
   per-word surprisal.
@@ -19,12 +23,13 @@ sentence) are sent to the scorer once.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tracktale.errors import TracktaleError
 from tracktale.item import Item
+from tracktale.models.sampling import check_sampling, sample_seed
 from tracktale.models.surprisal import align_to_words
 from tracktale.models.tokens import PROMPT_FORMATS, use_chat_format
 from tracktale.scorer import (
@@ -48,14 +53,33 @@ class TaskOptions:
         prompt_format: ``auto`` (chat template when the tokenizer has one), ``plain``, ``chat``.
         max_new_tokens: Generation budget; ``None``: the paradigm's default.
         word_surprisal: Add per-word surprisal to sequence rows.
+        temperature: Explicit task: 0 decodes greedily; above 0, samples.
+        num_samples: Explicit task: outputs per item (sampled decoding); the first is the
+            row's ``output``, all are kept in ``sample_outputs``.
+        sampling_seed: Seeds every sample (with the item id and the sample's number).
+        rerun_truncated: Explicit task: generate again, with ``rerun_max_new_tokens`` (else
+            the model's whole context), every output that hit its budget and is not correct
+            (the arithmetic paper's rule).
+        rerun_max_new_tokens: The rerun's budget; ``None``: what the model's context leaves
+            (backends that report it: hf).
     """
 
     calibrate: bool = False
     prompt_format: str = "auto"
     max_new_tokens: int | None = None
     word_surprisal: bool = True
+    temperature: float = 0.0
+    num_samples: int = 1
+    sampling_seed: int = 0
+    rerun_truncated: bool = False
+    rerun_max_new_tokens: int | None = None
 
     def __post_init__(self) -> None:
+        check_sampling(self.temperature, self.num_samples)
+        if self.rerun_max_new_tokens is not None and self.rerun_max_new_tokens < 1:
+            raise TracktaleError(
+                f"--rerun-max-new-tokens must be at least 1, got {self.rerun_max_new_tokens}"
+            )
         if self.prompt_format not in PROMPT_FORMATS:
             raise TracktaleError(
                 f"--prompt-format: {self.prompt_format!r} is not one of {', '.join(PROMPT_FORMATS)}"
@@ -174,7 +198,7 @@ def _explicit(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> li
     from tracktale.stimuli.registry import get_paradigm
 
     has_template = bool(scorer.info.details.get("has_chat_template"))
-    requests, formats, budgets = [], [], []
+    requests, formats = [], []
     for item in items:
         if options.prompt_format == "chat" and not item.messages:
             raise TracktaleError(
@@ -188,38 +212,127 @@ def _explicit(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> li
                 f"item {item.item_id} has no plain-text prompt (try --prompt-format chat)"
             )
         paradigm = get_paradigm(item.paradigm)
-        budget = generation_budget(options, item, paradigm.max_new_tokens)
         requests.append(
             GenerationRequest(
                 prompt=item.prompt or "",
                 messages=tuple(item.messages) if chat else None,
-                max_new_tokens=budget,
+                max_new_tokens=generation_budget(options, item, paradigm.max_new_tokens),
                 stop=tuple(paradigm.stop_sequences),
             )
         )
         formats.append("chat" if chat else "plain")
-        budgets.append(budget)
-    generations = scorer.generate_detailed(requests)
+    samples = _generate_samples(scorer, items, requests, options)
     rows = []
-    for item, generation, prompt_format, budget in zip(
-        items, generations, formats, budgets, strict=True
+    for item, request, prompt_format, outputs in zip(
+        items, requests, formats, samples, strict=True
     ):
-        judged = dict(get_paradigm(item.paradigm).score_response(item, generation.text))
-        if "correct" not in judged:
+        paradigm = get_paradigm(item.paradigm)
+        judged = [dict(paradigm.score_response(item, sample.generation.text)) for sample in outputs]
+        if "correct" not in judged[0]:
             raise TracktaleError(f"paradigm {item.paradigm!r} scored a response without 'correct'")
+        first = outputs[0]
         rows.append(
             {
-                **judged,
-                "correct": bool(judged["correct"]),
-                "output": generation.text,
+                **judged[0],
+                "correct": bool(judged[0]["correct"]),
+                "output": first.generation.text,
                 "prompt_format": prompt_format,
                 "prompt_format_requested": options.prompt_format,
-                "max_new_tokens": budget,
+                "max_new_tokens": request.max_new_tokens,
                 "chat_template_used": prompt_format == "chat",
-                **_generation_columns(generation),
+                **_generation_columns(first.generation),
+                **_sampling_columns(options, outputs, judged),
             }
         )
     return rows
+
+
+@dataclass(frozen=True)
+class _Sample:
+    """One output of one item, with what a rerun at full context changed."""
+
+    generation: Generation
+    seed: int | None
+    truncated: bool = False
+    first_pass: str | None = None
+
+
+def _generate_samples(
+    scorer: Scorer, items: Sequence[Item], requests: Sequence[GenerationRequest], options
+) -> list[list[_Sample]]:
+    """``num_samples`` outputs per item, each truncated wrong one generated again if asked."""
+    import dataclasses
+
+    from tracktale.stimuli.registry import get_paradigm
+
+    sampled = options.temperature > 0
+    flat, seeds = [], []
+    for item, request in zip(items, requests, strict=True):
+        for number in range(options.num_samples):
+            seed = sample_seed(options.sampling_seed, item.item_id, number) if sampled else None
+            flat.append(dataclasses.replace(request, temperature=options.temperature, seed=seed))
+            seeds.append(seed)
+    generations = scorer.generate_detailed(flat)
+    samples = [_Sample(g, seed) for g, seed in zip(generations, seeds, strict=True)]
+    if options.rerun_truncated:
+        owners = [item for item in items for _ in range(options.num_samples)]
+        budget = _rerun_budget(scorer, options)
+        again = [
+            index
+            for index, (sample, item) in enumerate(zip(samples, owners, strict=True))
+            if sample.generation.finish_reason == "length"
+            and not get_paradigm(item.paradigm).score_response(item, sample.generation.text)[
+                "correct"
+            ]
+        ]
+        reruns = scorer.generate_detailed(
+            [dataclasses.replace(flat[index], max_new_tokens=budget) for index in again]
+        )
+        for index, generation in zip(again, reruns, strict=True):
+            old = samples[index]
+            samples[index] = _Sample(generation, old.seed, True, old.generation.text)
+        for index, sample in enumerate(samples):
+            if sample.first_pass is None and sample.generation.finish_reason == "length":
+                samples[index] = dataclasses.replace(sample, truncated=True)
+    n = options.num_samples
+    return [samples[start : start + n] for start in range(0, len(samples), n)]
+
+
+def _rerun_budget(scorer: Scorer, options: TaskOptions) -> int:
+    if options.rerun_max_new_tokens is not None:
+        return options.rerun_max_new_tokens
+    context = scorer.info.details.get("max_context")
+    if not context:
+        raise TracktaleError(
+            f"--rerun-truncated: the {scorer.info.backend} backend does not report "
+            f"{scorer.info.model_id}'s context length; give --rerun-max-new-tokens"
+        )
+    return int(context)  # the backend cuts it to what the context leaves after the prompt
+
+
+def _sampling_columns(
+    options: TaskOptions, samples: Sequence[_Sample], judged: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """How the row's output was decoded, and every sample where there are several."""
+    first = samples[0]
+    columns: dict[str, Any] = {
+        "temperature": options.temperature,
+        "num_samples": options.num_samples,
+        "sampling_seed": options.sampling_seed if options.temperature > 0 else None,
+        "sample_seed": first.seed,
+        "rerun_truncated": options.rerun_truncated,
+    }
+    if options.rerun_truncated:
+        columns |= {
+            "truncated": first.truncated or first.first_pass is not None,
+            "rerun": first.first_pass is not None,
+            "rerun_max_new_tokens": options.rerun_max_new_tokens,
+            "output_first_pass": first.first_pass,
+        }
+    if options.num_samples > 1:
+        columns["sample_outputs"] = [sample.generation.text for sample in samples]
+        columns["sample_correct"] = [bool(scores["correct"]) for scores in judged]
+    return columns
 
 
 def _generation_columns(generation: Generation) -> dict[str, Any]:

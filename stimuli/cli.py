@@ -53,7 +53,7 @@ def _click_option(option: Option, owners: list[str]) -> click.Option:
         return click.Option([f"--{flag}/--no-{flag}", option.name], default=None, help=help_text)
     click_type = (
         click.STRING
-        if option.multiple
+        if option.multiple or option.words
         else {int: click.INT, float: click.FLOAT, str: click.STRING}[option.type]
     )
     return click.Option(
@@ -66,6 +66,16 @@ def _click_option(option: Option, owners: list[str]) -> click.Option:
 
 
 def _parse_value(option: Option, raw: Any) -> Any:
+    if option.words and not option.multiple:
+        if raw in option.words:
+            return raw
+        try:
+            return option.type(raw)
+        except ValueError:
+            words = ", ".join(option.words)
+            raise TracktaleError(
+                f"{option.flag}: {raw!r} is not {option.type.__name__} or one of {words}"
+            ) from None
     if not option.multiple:
         return raw
     values = [part.strip() for part in str(raw).split(",") if part.strip()]

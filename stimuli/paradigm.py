@@ -32,6 +32,7 @@ class Option:
         multiple: Whether the value is a list (comma-separated on the command line).
         minimum: Smallest allowed value (numbers, or list length for ``multiple``).
         maximum: Largest allowed value (numbers).
+        words: Words a number option also takes (``--compress random``).
     """
 
     name: str
@@ -41,6 +42,7 @@ class Option:
     multiple: bool = False
     minimum: float | None = None
     maximum: float | None = None
+    words: tuple[str, ...] = ()
 
     @property
     def flag(self) -> str:
@@ -62,10 +64,13 @@ class Option:
         return checked if self.multiple else checked[0]
 
     def _check_one(self, value: Any) -> Any:
+        if isinstance(value, str) and value in self.words:
+            return value
         if self.type is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if not isinstance(value, self.type) or (self.type is int and isinstance(value, bool)):
-            raise TracktaleError(f"{self.flag} must be {self.type.__name__}, got {value!r}")
+            allowed = " or ".join([self.type.__name__, *map(repr, self.words)])
+            raise TracktaleError(f"{self.flag} must be {allowed}, got {value!r}")
         if self.choices is not None and value not in self.choices:
             raise TracktaleError(f"{self.flag}: {value!r} is not one of {', '.join(self.choices)}")
         if not self.multiple and self.minimum is not None and value < self.minimum:

@@ -56,12 +56,17 @@ class GenerationRequest:
         messages: The same prompt as chat turns, for models with a chat template.
         max_new_tokens: The generation budget.
         stop: Strings that end the generation early.
+        temperature: 0 for greedy decoding (the default); above 0, sample from the softmax of
+            the logits divided by it.
+        seed: The sample's seed (sampled decoding; ``None``: the backend's own choice).
     """
 
     prompt: str
     messages: tuple[Mapping[str, str], ...] | None = None
     max_new_tokens: int = 8
     stop: tuple[str, ...] = ()
+    temperature: float = 0.0
+    seed: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,11 @@ stimulus set they were scored on, it writes
   ``boxes_transitions_<model>_<condition>.{png,pdf,svg}``: the transition categories of
   Figure 3 counted per step and plotted as in Figure 4.
 
+Outputs are scored with our rules or the authors' (``rules``: functor and unparsed-answer
+rules, see :class:`~tracktale.stimuli.boxes.scoring.ScoringRules`); an item sampled several
+times scores as the mean of its samples. The report writes each stimulus set's files into its
+own folder.
+
 This module imports pandas and matplotlib only when a function runs, so a report registry can
 import it cheaply.
 """
@@ -24,6 +29,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from tracktale.stimuli.boxes.scoring import ScoringRules
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,6 +45,7 @@ def boxes_section(
     stimulus_set: StimulusSet,
     out_dir: str | os.PathLike[str],
     *,
+    rules: ScoringRules | None = None,
     n_boot: int = DEFAULT_BOOTSTRAP,
     seed: int = 0,
 ) -> list[Path]:
@@ -48,6 +56,7 @@ def boxes_section(
             ``output``, ...); rows of other tasks and of items outside the set are ignored.
         stimulus_set: The boxes stimulus set.
         out_dir: The folder to write into (created if needed).
+        rules: Our scoring rules (default) or the authors' code's (functor, unparsed answers).
         n_boot: Bootstrap resamples per interval.
         seed: Seed of the bootstrap.
 
@@ -56,7 +65,8 @@ def boxes_section(
     """
     from tracktale.analysis.boxes import figures, scores, tables, transitions
 
-    scored = scores.scored_items(results, stimulus_set)
+    rules = rules or ScoringRules()
+    scored = scores.scored_items(results, stimulus_set, rules)
     if scored.empty:
         return []
     out = Path(out_dir)
@@ -87,7 +97,7 @@ def boxes_section(
     if (scored["probe"] == "every").any():
         probing = scores.probing_table(scored, n_boot, seed)
         written.append(tables.write_csv(probing, out / "boxes_probing.csv"))
-        labels = transitions.label_transitions(scored, stimulus_set)
+        labels = transitions.label_transitions(scored, stimulus_set, rules)
         counts = transitions.transition_counts(labels)
         written.append(tables.write_csv(labels, out / "boxes_transition_labels.csv"))
         written.append(tables.write_csv(counts, out / "boxes_transitions.csv"))

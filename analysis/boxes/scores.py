@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from tracktale.errors import TracktaleError
+from tracktale.stimuli.boxes.scoring import DEFAULT_RULES, ScoringRules
 from tracktale.stimulus_set import StimulusSet
 
 MODEL_KEYS = ("model_id", "revision")
@@ -57,16 +58,34 @@ _CONDITION_COLUMNS = (
     "in_demonstrations",
     "final",
 )
-_SCORE_COLUMNS = ("step_em", "state_em", "parsed", "parse_rate", "n_extra", "predicted")
+_SCORE_COLUMNS = (
+    "step_em",
+    "state_em",
+    "parsed",
+    "parse_rate",
+    "n_extra",
+    "predicted",
+    "unparsed_step",
+    "n_samples",
+)
 
 
-def scored_items(results: pd.DataFrame, stimulus_set: StimulusSet) -> pd.DataFrame:
+def scored_items(
+    results: pd.DataFrame, stimulus_set: StimulusSet, rules: ScoringRules = DEFAULT_RULES
+) -> pd.DataFrame:
     """One row per model revision and boxes item: the item's factors and the output's scores.
+
+    An output sampled several times (``sample_outputs``, from ``--num-samples``) scores as the
+    mean over its samples (Step-EM and State-EM then lie between 0 and 1 per item);
+    ``predicted`` and ``unparsed_step``, which the transition analysis reads, are those of the
+    first sample (the row's ``output``).
 
     Args:
         results: Model result rows with at least ``model_id``, ``revision``, ``item_id``,
             ``task`` and ``output`` (other tasks and other sets' items are ignored).
         stimulus_set: The boxes set the results were scored on.
+        rules: Our scoring rules or the authors' (see
+            :class:`~tracktale.stimuli.boxes.scoring.ScoringRules`).
 
     Returns:
         The joined rows (``revision`` of ``None`` becomes ``""``).
@@ -89,12 +108,19 @@ def scored_items(results: pd.DataFrame, stimulus_set: StimulusSet) -> pd.DataFra
             f"the model results hold item {first['item_id']} twice for {first['model_id']} "
             f"{first['revision'] or '(no revision)'}"
         )
+    samples = rows["sample_outputs"] if "sample_outputs" in rows else [None] * len(rows)
     records = []
-    for model_id, revision, item_id, output in zip(
-        rows["model_id"], rows["revision"], rows["item_id"], rows["output"], strict=True
+    for model_id, revision, item_id, output, sampled in zip(
+        rows["model_id"], rows["revision"], rows["item_id"], rows["output"], samples, strict=True
     ):
         item = items[item_id]
-        scores = PARADIGM.score_response(item, output if isinstance(output, str) else "")
+        outputs = _outputs(output, sampled)
+        every = [PARADIGM.score_response(item, text, rules) for text in outputs]
+        scores = {
+            **every[0],
+            **{name: float(np.mean([s[name] for s in every])) for name in _AVERAGED},
+            "n_samples": len(every),
+        }
         records.append(
             {
                 "model_id": model_id,
@@ -106,6 +132,16 @@ def scored_items(results: pd.DataFrame, stimulus_set: StimulusSet) -> pd.DataFra
         )
     columns = [*MODEL_KEYS, "item_id", *_CONDITION_COLUMNS, *_SCORE_COLUMNS]
     return pd.DataFrame.from_records(records, columns=columns)
+
+
+_AVERAGED = ("step_em", "state_em", "parsed", "parse_rate")
+
+
+def _outputs(output: object, sampled: object) -> list[str]:
+    """The texts to score: every sample where there are several, else the output."""
+    if isinstance(sampled, list | tuple | np.ndarray) and len(sampled) > 1:
+        return [text if isinstance(text, str) else "" for text in sampled]
+    return [output if isinstance(output, str) else ""]
 
 
 def bootstrap_mean(

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from tracktale.analysis.boxes.scores import CELL_FACTORS, MODEL_KEYS
+from tracktale.stimuli.boxes.scoring import DEFAULT_RULES, ScoringRules
 from tracktale.stimulus_set import StimulusSet
 
 CATEGORIES = ("CU", "NFU", "MC", "HU-IO", "DR", "HU-AC", "DW", "VA", "NP", "NP-prev")
@@ -102,13 +103,19 @@ def _answer_values(truth: dict, step: int) -> list[bool]:
     return [value != truth["negated"] for value in table["opened"] + table["obtained"]]
 
 
-def label_transitions(scored: pd.DataFrame, stimulus_set: StimulusSet) -> pd.DataFrame:
+def label_transitions(
+    scored: pd.DataFrame, stimulus_set: StimulusSet, rules: ScoringRules = DEFAULT_RULES
+) -> pd.DataFrame:
     """One row per probed instance, step and state, with its transition category.
 
     Args:
         scored: Rows from :func:`tracktale.analysis.boxes.scores.scored_items`; only instances
             probed at every step are used.
         stimulus_set: The set the rows belong to (for the state tables).
+        rules: With ``unparsed="whole-step"`` (the authors' code) a transition is left out
+            whole when either answer was set aside as unparsed or the two answers give
+            different sets of states, and only states given in both are labelled; no state is
+            then ``NP`` or ``NP-prev``.
 
     Returns:
         Columns: the model and condition columns, ``instance``, ``step``, ``position`` (query
@@ -116,6 +123,7 @@ def label_transitions(scored: pd.DataFrame, stimulus_set: StimulusSet) -> pd.Dat
         out.
     """
     probed = scored[scored["probe"] == "every"]
+    whole_step = rules.unparsed == "whole-step"
     records = []
     keys = [*_GROUP_COLUMNS, "instance"]
     for key, group in probed.groupby(keys, sort=True, dropna=False):
@@ -131,8 +139,13 @@ def label_transitions(scored: pd.DataFrame, stimulus_set: StimulusSet) -> pd.Dat
                 _answer_values(truth, step - 1),
                 _answer_values(truth, step),
             )
-            labels = label_states(expected_before, expected_now, before, answers[step])
+            now = answers[step]
+            if whole_step and not _comparable(before, now):
+                continue
+            labels = label_states(expected_before, expected_now, before, now)
             for position, label in enumerate(labels):
+                if whole_step and label in ("NP", "NP-prev"):
+                    continue
                 records.append(
                     {
                         **base,
@@ -145,6 +158,12 @@ def label_transitions(scored: pd.DataFrame, stimulus_set: StimulusSet) -> pd.Dat
     return pd.DataFrame.from_records(
         records, columns=[*keys, "step", "position", "updated", "category"]
     )
+
+
+def _comparable(before: str, now: str) -> bool:
+    """The authors' conditions for a transition: both answers parsed, the same states given."""
+    given_before = [char in "TF" for char in before]
+    return any(given_before) and given_before == [char in "TF" for char in now]
 
 
 def transition_counts(labels: pd.DataFrame) -> pd.DataFrame:

@@ -5,8 +5,9 @@ paper's Appendix B prompt and must return the last variable's value inside
 ``<answer>...</answer>``. Complexity grows with the number of steps (the horizon) and the
 look-back depth; the paper's 55 datasets cross five input settings, five operation variants and
 look-back 1..7 (see :mod:`.datasets`). Every item's reference value comes from executing its own
-rendered text (:mod:`.executor`), IEEE edge cases included and flagged; outputs are scored with
-the paper's FAA, CAA, PAR, AP and SFB (:mod:`.scoring`).
+rendered text twice: with the paper's own executor (:mod:`.paper_executor`: a step that raises
+is skipped) and with ours (:mod:`.executor`: IEEE edge cases kept and flagged); outputs are
+scored with the paper's FAA, CAA, PAR, AP and SFB against both (:mod:`.scoring`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from tracktale.item import Item
 from tracktale.stimuli.arithmetic.datasets import ALL, PAPER_DATASETS, Dataset, expand_datasets
 from tracktale.stimuli.arithmetic.executor import Number, parse_value
 from tracktale.stimuli.arithmetic.items import build_item, sample_inputs, sample_steps, verify_item
+from tracktale.stimuli.arithmetic.paper_executor import execute_context_as_paper
 from tracktale.stimuli.arithmetic.render import (
     MAX_STEPS,
     PROMPT_VERSIONS,
@@ -40,7 +42,7 @@ class ArithmeticParadigm(Paradigm):
     """Arithmetic procedural execution over long step-wise procedures."""
 
     name = "arithmetic"
-    version = "1"
+    version = "2"
     description = "step-wise arithmetic procedures (55 datasets, 5-95 steps, look-back 1-7)"
     max_new_tokens = 4096
     """Room for a 95-step trace with its values (about 2,000-3,000 tokens); the paper allowed
@@ -136,10 +138,20 @@ class ArithmeticParadigm(Paradigm):
     def score_response(self, item: Item, response: str) -> dict[str, Any]:
         """The paper's FAA (``correct``), CAA, PAR, AP and SFB for one output.
 
-        See :func:`tracktale.stimuli.arithmetic.scoring.score_output`.
+        FAA and CAA are scored against the paper's executor's answer (the columns without a
+        suffix) and against our IEEE reference (``_ieee``); see
+        :func:`tracktale.stimuli.arithmetic.scoring.score_output`.
         """
+        truth = item.truth
+        if "paper_reference" in truth:
+            paper = parse_value(truth["paper_reference"])
+        else:  # an item written before the paper's executor was stored: run it now
+            paper = execute_context_as_paper(item.context or "").value
         return score_output(
-            response, parse_value(item.truth["reference"]), int(item.condition["horizon"])
+            response,
+            paper,
+            int(item.condition["horizon"]),
+            ieee_reference=parse_value(truth["reference"]),
         )
 
 

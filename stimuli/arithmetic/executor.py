@@ -242,7 +242,24 @@ def execute(procedure: str, x: Number, y: Number) -> Execution:
         ProcedureError: If the text breaks the grammar or a step uses a variable that is not
             defined yet.
     """
-    steps = _parse(procedure)
+    return run_steps(_parse(procedure), x, y)
+
+
+def parse_steps(procedure: str) -> list[tuple[int, int, str, int]]:
+    """Every step of a procedure text as ``(n, i, op, j)`` (S<n+2> = S<i> op S<j>).
+
+    Raises:
+        ProcedureError: Naming the first line that breaks the grammar.
+    """
+    return _parse(procedure)
+
+
+def run_steps(steps: list[tuple[int, int, str, int]], x: Number, y: Number) -> Execution:
+    """:func:`execute` on steps already parsed by :func:`parse_steps`.
+
+    Raises:
+        ProcedureError: If a step uses a variable that is not defined yet.
+    """
     values: list[Number] = [math.nan, x, y]  # S<k> is values[k]
     flags: dict[str, list[int]] = {name: [] for name in FLAG_NAMES}
     append = values.append

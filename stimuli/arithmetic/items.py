@@ -13,9 +13,13 @@ operands are distinct variables, in random order:
   paper's Table 4 (addition median ~350 and max ~9.6e3, multiplication max ~1e190), which a
   chain on the two most recent variables (growing like Fibonacci numbers) would not.
 
-The reference answer is computed by :func:`~.executor.execute_context` from the rendered
-context text, not from the sampled plan; :func:`verify_item` re-renders the plan and re-runs the
-text, so a stored item whose text, plan, values or answer disagree is reported.
+Two reference answers are computed from the rendered context text, never from the sampled
+plan: ours by :func:`~.executor.execute_context` (IEEE results for division by zero and
+overflow, ``truth["reference"]``) and the paper's by
+:func:`~.paper_executor.execute_context_as_paper` (a step that raises is skipped,
+``truth["paper_reference"]``); ``answer`` is the paper's, rounded as it is scored.
+:func:`verify_item` re-renders the plan and re-runs the text both ways, so a stored item whose
+text, plan, values or answers disagree is reported.
 """
 
 from __future__ import annotations
@@ -31,8 +35,15 @@ from tracktale.stimuli.arithmetic.datasets import Dataset, get_dataset
 from tracktale.stimuli.arithmetic.executor import (
     Number,
     ProcedureError,
-    execute_context,
     format_value,
+    parse_steps,
+    run_steps,
+    split_context,
+)
+from tracktale.stimuli.arithmetic.paper_executor import (
+    PAPER_TRUTH_FIELDS,
+    execute_steps_as_paper,
+    paper_truth,
 )
 from tracktale.stimuli.arithmetic.render import (
     render_answer,
@@ -126,26 +137,31 @@ def build_item(
     """
     x, y = inputs
     context = context or render_context(render_procedure(steps), x, y)
-    execution = execute_context(context)
+    # Parsed once from the text, then run both ways.
+    procedure, x_read, y_read = split_context(context)
+    parsed = parse_steps(procedure)
+    execution = run_steps(parsed, x_read, y_read)
     flags = execution.flags
     result = execution.result
+    paper = execute_steps_as_paper(parsed, x_read, y_read)
     prompt = render_prompt(context, prompt_version)
-    reference = format_value(result)
+    reported = paper.value
     return Item.create(
         paradigm=PARADIGM_NAME,
         role="main",
         condition={**dataset.condition(), "horizon": horizon},
         context=context,
         question=None,
-        answer=reference if type(result) is int else render_answer(result),
+        answer=render_answer(reported),
         prompt=prompt,
         messages=({"role": "user", "content": prompt},),
         truth={
             "inputs": {"x": x, "y": y},
             "steps": list(steps),
-            "reference": reference,
+            "reference": format_value(result),
             "flags": flags,
             "edge_case": any(flags.values()) or result - result != 0,
+            **paper_truth(paper, result),
         },
         meta={"example": example, "prompt_version": prompt_version},
     )
@@ -240,7 +256,7 @@ def _rendering_problems(
     ]
     problems.extend(
         f"truth {name!r} differs from executing the procedure text"
-        for name in ("reference", "flags", "edge_case")
+        for name in ("reference", "flags", "edge_case", *PAPER_TRUTH_FIELDS)
         if ours["truth"][name] != theirs["truth"].get(name)
     )
     if not problems and ours != theirs:

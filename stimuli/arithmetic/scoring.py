@@ -15,7 +15,15 @@ a closing tag with no opening tag, and an opening tag never closed, yield nothin
 - ``inf``, ``infinity``, ``∞`` (with a sign) and ``nan``, in any case.
 
 Anything else (``FINAL_RESULT``, ``S7``, ``3/4``, ``undefined``, an empty span) is unparseable.
-Parseable spans are the answers; the *first answer* is the first parseable span.
+Parseable spans are the answers. The paper scores "the first extracted answer": by default
+(``correct``) that is the first ``<answer>`` span whatever it holds, so an echoed
+``<answer>FINAL_RESULT</answer>`` before the real answer makes FAA wrong; ``correct_numeric``
+takes the first *parseable* span instead (:data:`FIRST_ANSWER_RULES`). CAA, PAR and AP do not
+depend on the rule (AP is the position of the first parseable span, as the paper defines it).
+
+**Two references.** Every item holds the paper's executor's answer (``paper_reference``) and
+ours (``reference``, IEEE ``inf``/``nan`` where the paper's code skips a step); FAA and CAA are
+scored against both (columns without a suffix: the paper's; ``_ieee``: ours).
 
 **Matching** (the paper's r(x) = round(x, 3)): an answer matches the reference when both
 rounded to three decimals are equal, compared exactly (an integer with an integer exactly, a
@@ -148,27 +156,82 @@ def step_following(generated: int, expected: int) -> str:
     return "exact" if generated == expected else "over"
 
 
-def score_output(output: str, reference: Number, expected_steps: int) -> dict[str, Any]:
-    """The paper's five metrics for one output (see the module docstring).
+REFERENCES = ("paper", "ieee")
+"""``paper``: the paper's executor (a step that raises is skipped; see :mod:`.paper_executor`);
+``ieee``: ours (division by zero and overflow give IEEE ``inf``/``nan``)."""
+FIRST_ANSWER_RULES = ("span", "numeric")
+"""``span``: the first extracted ``<answer>`` span, wrong when it is not a number (the paper's
+words); ``numeric``: the first span that parses as a number (ours, the earlier default)."""
+
+
+def faa_column(reference: str = "paper", rule: str = "span") -> str:
+    """The result column holding FAA under a reference and a first-answer rule.
+
+    Raises:
+        TracktaleError: For an unknown reference or rule.
+    """
+    _check_choice(reference, rule)
+    return "correct" + ("_numeric" if rule == "numeric" else "") + _suffix(reference)
+
+
+def caa_column(reference: str = "paper") -> str:
+    """The result column holding CAA (any answer right) under a reference."""
+    _check_choice(reference, "span")
+    return "correct_any" + _suffix(reference)
+
+
+def _suffix(reference: str) -> str:
+    return "" if reference == "paper" else f"_{reference}"
+
+
+def _check_choice(reference: str, rule: str) -> None:
+    from tracktale.errors import TracktaleError
+
+    if reference not in REFERENCES:
+        raise TracktaleError(f"unknown reference {reference!r} (choose from paper, ieee)")
+    if rule not in FIRST_ANSWER_RULES:
+        raise TracktaleError(f"unknown first-answer rule {rule!r} (choose from span, numeric)")
+
+
+def score_output(
+    output: str,
+    reference: Number,
+    expected_steps: int,
+    *,
+    ieee_reference: Number | None = None,
+) -> dict[str, Any]:
+    """The paper's five metrics for one output (see the module docstring), both ways.
 
     Args:
         output: The generated text (without the prompt).
-        reference: The item's reference value (full precision).
+        reference: The item's paper-executor reference (full precision).
         expected_steps: The item's number of steps.
+        ieee_reference: Our IEEE reference; ``None``: the same as ``reference``.
 
     Returns:
-        ``correct`` (FAA), ``correct_any`` (CAA), ``parseable`` (PAR), ``answer_position``
-        (AP, or ``None``), ``generated_steps``, ``expected_steps``, ``step_following`` (SFB),
-        ``n_spans`` (all tagged spans), ``n_answers`` (parseable ones) and ``first_answer``
-        (the first answer's text as written, or ``None``).
+        ``correct`` (FAA: the first extracted span matches ``reference``), ``correct_any``
+        (CAA), the same against ``ieee_reference`` (``correct_ieee``, ``correct_any_ieee``),
+        FAA under the first-*numeric*-span rule (``correct_numeric``,
+        ``correct_numeric_ieee``), ``parseable`` (PAR), ``answer_position`` (AP, or ``None``),
+        ``generated_steps``, ``expected_steps``, ``step_following`` (SFB), ``n_spans`` (all
+        tagged spans), ``n_answers`` (parseable ones), ``first_answer`` (the first span's text,
+        stripped, or ``None``), ``first_numeric_answer`` (the first parseable span's text) and
+        ``first_answer_rules_differ`` (the first span is not a number but a later one is: the
+        two rules pick different answers).
     """
     spans = extract_spans(output)
     answers = [span for span in spans if span.value is not None]
+    first_span = spans[0] if spans else None
     first = answers[0] if answers else None
     generated = len(_STEP.findall(output))
+    ieee = reference if ieee_reference is None else ieee_reference
+    scores: dict[str, Any] = {}
+    for name, value in (("", reference), ("_ieee", ieee)):
+        scores[f"correct{name}"] = _matches(first_span, value)
+        scores[f"correct_any{name}"] = any(values_match(span.value, value) for span in answers)
+        scores[f"correct_numeric{name}"] = _matches(first, value)
     return {
-        "correct": first is not None and values_match(first.value, reference),
-        "correct_any": any(values_match(span.value, reference) for span in answers),
+        **scores,
         "parseable": first is not None,
         "answer_position": None if first is None else answer_position(output, first.start),
         "generated_steps": generated,
@@ -176,5 +239,11 @@ def score_output(output: str, reference: Number, expected_steps: int) -> dict[st
         "step_following": step_following(generated, expected_steps),
         "n_spans": len(spans),
         "n_answers": len(answers),
-        "first_answer": None if first is None else first.text.strip(),
+        "first_answer": None if first_span is None else first_span.text.strip(),
+        "first_numeric_answer": None if first is None else first.text.strip(),
+        "first_answer_rules_differ": first is not None and first is not first_span,
     }
+
+
+def _matches(span: Span | None, reference: Number) -> bool:
+    return span is not None and span.value is not None and values_match(span.value, reference)

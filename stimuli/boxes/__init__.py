@@ -24,7 +24,12 @@ from tracktale.stimuli.boxes.distractors import SOURCES
 from tracktale.stimuli.boxes.items import PROBES, Settings, build_item, instance_id, verify_item
 from tracktale.stimuli.boxes.language import INSTRUCTIONS, LANGUAGES
 from tracktale.stimuli.boxes.render import PROMPT_FORMATS
-from tracktale.stimuli.boxes.scoring import parse_answer, state_scores
+from tracktale.stimuli.boxes.scoring import (
+    DEFAULT_RULES,
+    ScoringRules,
+    parse_answer,
+    state_scores,
+)
 from tracktale.stimuli.paradigm import Option, Paradigm
 
 _TABLE1 = {
@@ -40,6 +45,7 @@ _TABLE1 = {
     "prompt_format": ["single-turn"],
     "probe": "final",
     "compress": 0,
+    "compress_max": 10,
 }
 
 
@@ -126,8 +132,17 @@ class BoxesParadigm(Paradigm):
             "compress",
             int,
             "Compressed initialization: k > 0 gives every instance twice, from the empty "
-            "world (k + T steps) and from the state after its first k steps (T steps).",
+            "world (k + T steps) and from the state after its first k steps (T steps); "
+            "'random' draws k per instance as the authors' generator did.",
             minimum=0,
+            words=("random",),
+        ),
+        Option(
+            "compress_max",
+            int,
+            "With --compress random: k is drawn from 1 to min(boxes - shots, this) - 1, the "
+            "authors' prerun_max_steps.",
+            minimum=2,
         ),
     )
     protocols = {
@@ -143,8 +158,7 @@ class BoxesParadigm(Paradigm):
             **_TABLE1,
             "shots": [2, 5],
             "instruction": ["normal"],
-            "max_steps": 7,
-            "compress": 3,
+            "compress": "random",
         },
         "distractors": {
             **_TABLE1,
@@ -181,6 +195,9 @@ class BoxesParadigm(Paradigm):
         total = 0
         for shots in config["shots"]:
             for n_steps in design.step_counts(config, shots, seed=None):
+                if k == "random":  # final step only (checked): one item per version
+                    total += 2
+                    continue
                 total += len(design.probe_steps(k + n_steps, config["probe"]))
                 if k:
                     total += len(design.probe_steps(n_steps, config["probe"]))
@@ -193,7 +210,11 @@ class BoxesParadigm(Paradigm):
         for shots in config["shots"]:
             counts = design.step_counts(config, shots, seed)
             worlds = [
-                design.sample_world(seed, config["boxes"], shots, index, n_steps)
+                design.compress_world(
+                    design.sample_world(seed, config["boxes"], shots, index, n_steps),
+                    config,
+                    shots,
+                )
                 for index, n_steps in enumerate(counts)
             ]
             sentences = {}
@@ -214,7 +235,7 @@ class BoxesParadigm(Paradigm):
                     distractors=distractors,
                     prompt_format=prompt_format,
                     initialization=initialization,
-                    compressed_steps=config["compress"] if initialization == "compressed" else 0,
+                    compressed_steps=0,
                     probe=config["probe"],
                     probe_step=0,
                     world="",
@@ -233,13 +254,17 @@ class BoxesParadigm(Paradigm):
         sentences: list[str] | None,
     ) -> Iterator[Item]:
         with_distractors = cell.distractors == "on"
+        compressed = cell.initialization == "compressed"
         plan = world.plan(
             cell.language,
-            compressed_steps=config["compress"],
-            compressed=cell.initialization == "compressed",
+            compressed=compressed,
             sentences=sentences if with_distractors else None,
         )
-        placed = dataclasses.replace(cell, world=world.world_id)
+        placed = dataclasses.replace(
+            cell,
+            world=world.world_id,
+            compressed_steps=world.compressed_steps if compressed else 0,
+        )
         instance = instance_id(plan, placed)
         for step in design.probe_steps(plan.n_steps, cell.probe):
             settings = dataclasses.replace(placed, probe_step=step, instance=instance)
@@ -270,11 +295,14 @@ class BoxesParadigm(Paradigm):
             parts.append(f"compressed-{condition['compressed_steps']}")
         return f"{item.role}/{condition['shots']}-shot/{'+'.join(parts)}"
 
-    def score_response(self, item: Item, response: str) -> dict[str, Any]:
+    def score_response(
+        self, item: Item, response: str, rules: ScoringRules = DEFAULT_RULES
+    ) -> dict[str, Any]:
         """Parse the states in ``response`` and score them (see :mod:`.scoring`).
 
         Garbage, empty or non-text responses score as unparsed (``parsed`` False, State-EM 0),
-        never as an error. ``correct`` is Step-EM.
+        never as an error. ``correct`` is Step-EM. ``rules`` choose between our scoring and
+        the authors' code where they differ.
 
         Raises:
             TracktaleError: If ``item`` is not a boxes item with its ground truth.
@@ -287,7 +315,7 @@ class BoxesParadigm(Paradigm):
             )
         except (KeyError, TypeError):
             raise TracktaleError(f"item {item.item_id} has no boxes ground truth") from None
-        return state_scores(expected, parse_answer(response, words, n_boxes))
+        return state_scores(expected, parse_answer(response, words, n_boxes, rules))
 
 
 PARADIGM = BoxesParadigm()

@@ -14,6 +14,7 @@ range), so cells are balanced and the size of a set is known before it is genera
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -39,12 +40,13 @@ class World:
     n_steps: int
     stream: str
     """The name of the world's random stream; distractors draw from a stream derived from it."""
+    compressed_steps: int = 0
+    """k, the actions a compressed version folds into its Step-0 (0: no compression)."""
 
     def plan(
         self,
         language: str,
         *,
-        compressed_steps: int,
         compressed: bool,
         sentences: Sequence[str] | None,
     ) -> Plan:
@@ -52,14 +54,13 @@ class World:
 
         Args:
             language: The language condition.
-            compressed_steps: k, the actions the compressed version folds into its Step-0.
             compressed: Whether this is the compressed version (start after k actions and run
                 the following T) or the normal one (start empty and run all k + T actions).
             sentences: One distractor per world action, or ``None`` without distractors.
         """
         actions = [Action(box, self.box_keys[box]) for box in self.order]
-        first = compressed_steps if compressed else 0
-        last = compressed_steps + self.n_steps
+        first = self.compressed_steps if compressed else 0
+        last = self.compressed_steps + self.n_steps
         return Plan(
             box_keys=self.box_keys,
             compressed=tuple(actions[:first]),
@@ -99,6 +100,22 @@ def sample_world(seed: int, n_boxes: int, shots: int, index: int, n_steps: int) 
         n_steps=n_steps,
         stream=stream,
     )
+
+
+def compress_world(world: World, config: Mapping[str, Any], shots: int) -> World:
+    """The world with its compressed steps k: the fixed ``--compress``, or drawn per instance.
+
+    ``--compress random`` follows the authors' generator (``--prerun_max_steps`` in their
+    ``run.py``): k is uniform on 1 .. min(boxes - shots, ``compress_max``) - 1, and the
+    instance's actions stop when the boxes run out, so T becomes min(T, boxes - k).
+    """
+    k = config["compress"]
+    if k != "random":
+        return dataclasses.replace(world, compressed_steps=k)
+    n_boxes = len(world.box_keys)
+    rng = random.Random(f"{world.stream}|compress")
+    k = rng.randrange(1, min(n_boxes - shots, config["compress_max"]))
+    return dataclasses.replace(world, compressed_steps=k, n_steps=min(world.n_steps, n_boxes - k))
 
 
 def step_range(config: Mapping[str, Any], shots: int) -> range:
@@ -154,6 +171,9 @@ def check_config(config: Mapping[str, Any]) -> None:
             f"--shots {most} needs at least {most} steps ({most - 1} demonstrated actions and "
             f"the test step), but --max-steps is {config['max_steps']}"
         )
+    if config["compress"] == "random":
+        _check_random_compression(config)
+        return
     opened = config["compress"] + config["max_steps"]
     if opened > config["boxes"]:
         raise TracktaleError(
@@ -162,3 +182,18 @@ def check_config(config: Mapping[str, Any]) -> None:
         )
     if "on" in config["distractors"]:
         distractor_bank.sentences(config["distractor_source"])
+
+
+def _check_random_compression(config: Mapping[str, Any]) -> None:
+    if config["probe"] != "final":
+        raise TracktaleError(
+            "--compress random draws k per instance, so the steps to probe are not known in "
+            "advance: use it with --probe final, or a fixed --compress k with --probe every"
+        )
+    most = max(config["shots"])
+    if min(config["boxes"] - most, config["compress_max"]) < 2:
+        raise TracktaleError(
+            f"--compress random draws k from 1 to min(boxes - shots, --compress-max) - 1, which "
+            f"is empty for --boxes {config['boxes']}, --shots {most} and --compress-max "
+            f"{config['compress_max']}"
+        )

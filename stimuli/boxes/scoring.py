@@ -9,10 +9,12 @@ code; the paper's typesetting lost its hyphen) was::
 Ours (:data:`TRIPLE`, case-insensitive) extracts the same (functor, argument, truth value)
 triples and also accepts white space around the parentheses, the hyphen and the sign,
 multi-digit indices (their ``\d`` read at most box 9), ``==`` or ``:`` for ``=``, any letter
-case in the truth value, and underscores in names. Before matching, the response is stripped,
-a leading ``Answer:`` label is dropped, and the text is cut where the model starts another round
-(a line beginning ``Step-N``, ``Question:``, ``Answer:`` or ``Instructions:``), as base models
-continuing the pattern do.
+case in the truth value, and underscores in names. Before matching, the response is stripped
+and a leading ``Answer:`` label is dropped; the answer starts at the first triple (so a preamble
+such as ``Sure, here are the states.`` and an ``Answer:`` label on the next line are passed
+over), and the text is cut where the model starts another round *after* that (a line beginning
+``Step-N``, ``Question:``, ``Answer:`` or ``Instructions:``), as base models continuing the
+pattern do. Chatter around the answer holds no triple and does not count.
 
 A triple counts for a queried state when its functor and argument name match the item's
 vocabulary ignoring case (synthetic words are distinct even ignoring case) and its index exists;
@@ -22,6 +24,14 @@ with both values it is a *conflict* and counts as wrong.
 - **State-EM** = matched states / queried states (the paper's Equation 1).
 - **Step-EM** = 1 when every queried state is predicted correctly and nothing else is predicted
   (no extra or conflicting states: matched = ground truth = predicted, Equation 2), else 0.
+
+Two rules of the authors' released code differ from ours and are options
+(:class:`ScoringRules`): their parse keys a state by its argument alone, so a wrong functor on
+the right argument (``OBTAINED(BOX-3)=True``) counts as that box's state (``functor="any"``;
+ours: ``strict``, an extra state); and an answer with no triple at all or with one state given
+both values raises in their parser, so the whole step scores as unparsed: State-EM 0, and the
+step left out of the transition analysis (``unparsed="whole-step"``; ours: ``per-state``, each
+missing or conflicting state marked on its own, the others scored).
 """
 
 from __future__ import annotations
@@ -39,6 +49,39 @@ TRIPLE = re.compile(
 _LABEL = re.compile(r"^\s*answer\s*:\s*", re.IGNORECASE)
 _NEXT_ROUND = re.compile(r"\n\s*(?:step\s*-\s*\d+|question\s*:|answer\s*:|instructions\s*:)", re.I)
 MISSING, CONFLICT = "?", "!"
+FUNCTOR_RULES = ("strict", "any")
+UNPARSED_RULES = ("per-state", "whole-step")
+
+
+@dataclass(frozen=True)
+class ScoringRules:
+    """Where our scoring and the authors' code differ (see the module docstring).
+
+    Attributes:
+        functor: ``strict`` (ours): a triple counts for a state only with that state's functor;
+            ``any`` (the authors' code): the argument alone decides.
+        unparsed: ``per-state`` (ours): missing and conflicting states are marked one by one;
+            ``whole-step`` (the authors' code): no triple, or a conflict, makes the whole answer
+            unparsed.
+    """
+
+    functor: str = "strict"
+    unparsed: str = "per-state"
+
+    def __post_init__(self) -> None:
+        from tracktale.errors import TracktaleError
+
+        if self.functor not in FUNCTOR_RULES:
+            raise TracktaleError(
+                f"boxes functor rule {self.functor!r} is not one of {', '.join(FUNCTOR_RULES)}"
+            )
+        if self.unparsed not in UNPARSED_RULES:
+            raise TracktaleError(
+                f"boxes unparsed rule {self.unparsed!r} is not one of {', '.join(UNPARSED_RULES)}"
+            )
+
+
+DEFAULT_RULES = ScoringRules()
 
 
 @dataclass
@@ -50,12 +93,16 @@ class ParsedAnswer:
         conflicts: Query positions given with both truth values.
         n_extra: Triples that name no queried state (unknown or mismatched names, bad index).
         n_triples: Every triple the expression found.
+        whole_step: The answer was set aside whole (the authors' rule; see
+            :class:`ScoringRules`).
     """
 
     values: dict[int, bool] = field(default_factory=dict)
     conflicts: set[int] = field(default_factory=set)
     n_extra: int = 0
     n_triples: int = 0
+    whole_step: bool = False
+    """The whole answer was set aside as unparsed (``unparsed="whole-step"``)."""
 
     def predicted(self, n_states: int) -> str:
         """One character per queried state: ``T``, ``F``, ``?`` (missing) or ``!`` (conflict)."""
@@ -74,11 +121,19 @@ class ParsedAnswer:
 def answer_region(response: str) -> str:
     """The part of a response that holds the answer (see the module docstring)."""
     text = _LABEL.sub("", response.strip(), count=1)
-    cut = _NEXT_ROUND.search(text)
-    return text[: cut.start()] if cut else text
+    first = TRIPLE.search(text)
+    if first is None:
+        return ""
+    cut = _NEXT_ROUND.search(text, first.end())
+    return text[first.start() : cut.start() if cut else len(text)]
 
 
-def parse_answer(response: Any, words: Mapping[str, str], n_boxes: int) -> ParsedAnswer:
+def parse_answer(
+    response: Any,
+    words: Mapping[str, str],
+    n_boxes: int,
+    rules: ScoringRules = DEFAULT_RULES,
+) -> ParsedAnswer:
     """Extract the queried states from a free-text response; never raises on bad text.
 
     Args:
@@ -86,6 +141,7 @@ def parse_answer(response: Any, words: Mapping[str, str], n_boxes: int) -> Parse
         words: The item's vocabulary (``box_functor``, ``key_functor``, ``box_name``,
             ``key_name``).
         n_boxes: Number of boxes (and keys); query positions are boxes first, then keys.
+        rules: The functor and unparsed-answer rules.
 
     Returns:
         The parsed states.
@@ -97,9 +153,11 @@ def parse_answer(response: Any, words: Mapping[str, str], n_boxes: int) -> Parse
         (words["box_functor"].lower(), words["box_name"].lower()): 0,
         (words["key_functor"].lower(), words["key_name"].lower()): n_boxes,
     }
+    if rules.functor == "any":
+        kinds = {("", name): offset for (_, name), offset in kinds.items()}
     for functor, name, index, value in TRIPLE.findall(answer_region(response)):
         parsed.n_triples += 1
-        offset = kinds.get((functor.lower(), name.lower()))
+        offset = kinds.get(("" if rules.functor == "any" else functor.lower(), name.lower()))
         number = int(index)
         if offset is None or number >= n_boxes:
             parsed.n_extra += 1
@@ -110,6 +168,8 @@ def parse_answer(response: Any, words: Mapping[str, str], n_boxes: int) -> Parse
         parsed.values[position] = truth
     for position in parsed.conflicts:
         parsed.values.pop(position, None)
+    if rules.unparsed == "whole-step" and (parsed.conflicts or not parsed.values):
+        return ParsedAnswer(n_extra=parsed.n_extra, n_triples=parsed.n_triples, whole_step=True)
     return parsed
 
 
@@ -123,13 +183,15 @@ def state_scores(expected: Sequence[bool], parsed: ParsedAnswer) -> dict[str, An
     Returns:
         ``correct`` (Step-EM as a bool), ``step_em`` (0/1), ``state_em``, ``parsed`` (whether
         any queried state was found), ``parse_rate`` (share of queried states found),
-        ``n_queried``, ``n_parsed``, ``n_matched``, ``n_extra``, ``n_conflicts`` and
-        ``predicted`` (see :meth:`ParsedAnswer.predicted`).
+        ``n_queried``, ``n_parsed``, ``n_matched``, ``n_extra``, ``n_conflicts``,
+        ``predicted`` (see :meth:`ParsedAnswer.predicted`) and ``unparsed_step`` (the answer
+        was set aside whole under the authors' rule).
     """
     n_queried = len(expected)
     found = len(parsed.values) + len(parsed.conflicts)
     matched = sum(parsed.values.get(i) == value for i, value in enumerate(expected))
     exact = matched == n_queried and not parsed.conflicts and parsed.n_extra == 0
+    exact = exact and not parsed.whole_step
     return {
         "correct": exact,
         "step_em": int(exact),
@@ -142,4 +204,5 @@ def state_scores(expected: Sequence[bool], parsed: ParsedAnswer) -> dict[str, An
         "n_extra": parsed.n_extra,
         "n_conflicts": len(parsed.conflicts),
         "predicted": parsed.predicted(n_queried),
+        "unparsed_step": parsed.whole_step,
     }

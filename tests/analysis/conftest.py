@@ -52,3 +52,33 @@ def trial_table(human_set, small_model_set, simulated_human, model_results):
 
     items = item_table([human_set, small_model_set])
     return build_trial_table(items, simulated_human, load_model_results(model_results))
+
+
+def explicit_records(stimulus_set, answer_for, model_id="org/tiny", revision=None):
+    """Explicit-task result records of one model on a set, as a scoring run writes them.
+
+    ``answer_for(item, index)`` gives the model's output; it is scored by the paradigm.
+    """
+    from tracktale.scorer import ModelInfo, ResultRecord
+    from tracktale.stimuli.registry import get_paradigm
+
+    paradigm = get_paradigm(stimulus_set.manifest.paradigm)
+    info = ModelInfo(model_id, revision, None, "hf", "float32", "cpu", "none")
+    records = []
+    for index, item in enumerate(stimulus_set):
+        output = answer_for(item, index)
+        scores = {**paradigm.score_response(item, output), "output": output}
+        scores |= {"prompt_format": "plain", "max_new_tokens": 64}
+        records.append(
+            ResultRecord(
+                model_id,
+                revision,
+                item.item_id,
+                "explicit",
+                stimulus_set.sha256,
+                paradigm.name,
+                info,
+                scores,
+            )  # fmt: skip
+        )
+    return records

@@ -9,14 +9,13 @@ import pytest
 from tracktale.analysis.arithmetic import (
     POOLED,
     accuracy_table,
-    arithmetic_section,
     bootstrap_interval,
     factor_table,
     generation_change,
     horizon_table,
-    plot_faa_by_horizon,
     scored_rows,
 )
+from tracktale.analysis.arithmetic.figures import plot_faa_by_horizon
 from tracktale.analysis.tables import to_latex
 from tracktale.errors import TracktaleError
 from tracktale.stimuli.registry import get_paradigm
@@ -158,17 +157,6 @@ def test_latex_escapes_and_formats():
     tex = to_latex(table, "FAA", "faa", digits=2)
     assert r"a\_b \& c\%" in tex and "12.35" in tex and "12.346" not in tex
     assert r"\begin{tabular}{lrr}" in tex and r"\bottomrule" in tex
-
-
-def test_section_writes_tables_and_figures(tmp_path):
-    written = arithmetic_section(results(), stimulus_set(), tmp_path / "report", n_boot=200)
-    names = {path.name for path in written}
-    for stem in ("arithmetic_faa_by_horizon", "arithmetic_faa_by_factor_and_horizon"):
-        assert {f"{stem}.png", f"{stem}.pdf", f"{stem}.svg", f"{stem}.csv"} <= names
-    assert {"arithmetic_accuracy.tex", "arithmetic_generation_change.tex"} <= names
-    assert all(path.stat().st_size > 0 for path in written)
-    table = pd.read_csv(tmp_path / "report" / "arithmetic_accuracy.csv")
-    assert list(table["model"]) == ["org/silent@step1000", "org/good"]
 
 
 def test_same_data_same_files(tmp_path):

@@ -118,12 +118,31 @@ def test_the_report_needs_some_data(inputs, tmp_path, capsys):
     assert status == 1 and "give --human, --models or both" in err
 
 
-def test_results_on_another_stimulus_set_are_refused(inputs, tmp_path, capsys):
-    argv = _argv(inputs, tmp_path / "out")
-    argv.pop(argv.index(str(inputs / "model-set")) - 1)
-    argv.remove(str(inputs / "model-set"))
-    status, _, err = run(argv, capsys)
-    assert status == 1 and "is not in the given stimulus sets" in err
+def test_rows_of_sets_not_given_are_left_aside_and_unknown_items_of_a_given_set_refused(
+    human_set, small_model_set, simulated_human, model_results
+):
+    from tracktale.analysis.data import (
+        build_trial_table,
+        describe_left_aside,
+        item_table,
+        load_model_results,
+    )
+    from tracktale.errors import TracktaleError
+
+    results = load_model_results(model_results)
+    table = build_trial_table(item_table([human_set]), simulated_human, results)
+    shared = results["item_id"].isin({item.item_id for item in human_set})
+    assert 0 < shared.sum() < len(results)  # some model items are also in the human set
+    # Rows on items of the given set stay; the others are set aside, counted by their set.
+    assert (table["agent_kind"] == "model").sum() == shared.sum()
+    aside = int((~shared).sum())
+    assert table.attrs["left_aside"] == {"model results": {small_model_set.sha256: aside}}
+    (line,) = describe_left_aside(table.attrs["left_aside"])
+    assert line.startswith(f"model results: {aside:,} rows of 1 stimulus set(s) not given")
+    # A row that says it belongs to a given set but names no item of it is an error.
+    stray = results.head(1).assign(item_id="0" * 16, stimulus_sha256=human_set.sha256)
+    with pytest.raises(TracktaleError, match="is not in the given stimulus sets"):
+        build_trial_table(item_table([human_set]), simulated_human, stray)
 
 
 @pytest.mark.parametrize(
@@ -209,43 +228,3 @@ def _perfect_and_garbage_results(stimulus_set):
             }
         )
     return pd.DataFrame(rows)
-
-
-def test_the_boxes_and_arithmetic_analyses_plug_into_the_report(tmp_path, capsys):
-    import pandas as pd
-
-    from tracktale.cli import main
-    from tracktale.stimuli.registry import get_paradigm
-    from tracktale.stimulus_set import write_stimulus_set
-
-    boxes = get_paradigm("boxes").generate_set("smoke", 1)
-    arithmetic = get_paradigm("arithmetic").generate_set(
-        "pilot", 1, {"datasets": ["int_1-10_add_lb1"], "horizons": [5, 95], "per_horizon": 3}
-    )
-    results = pd.concat([_perfect_and_garbage_results(s) for s in (boxes, arithmetic)])
-    results.to_parquet(tmp_path / "results.parquet")
-    for name, stimulus_set in (("boxes", boxes), ("arithmetic", arithmetic)):
-        write_stimulus_set(stimulus_set, tmp_path / name)
-    with pytest.raises(SystemExit) as exit_info:
-        main(
-            [
-                "analysis",
-                "report",
-                "--stimuli",
-                str(tmp_path / "boxes"),
-                "--stimuli",
-                str(tmp_path / "arithmetic"),
-                "--models",
-                str(tmp_path / "results.parquet"),
-                "--out",
-                str(tmp_path / "report"),
-            ]
-        )
-    assert exit_info.value.code == 0, capsys.readouterr().err
-    report = tmp_path / "report"
-    assert (report / "boxes" / "boxes_table1.csv").stat().st_size > 0
-    assert (report / "arithmetic" / "arithmetic_accuracy.csv").stat().st_size > 0
-    page = (report / "report.html").read_text()
-    assert "boxes: models" in page and "arithmetic: models" in page
-    table1 = pd.read_csv(report / "boxes" / "boxes_table1.csv")
-    assert not table1.empty

@@ -113,7 +113,18 @@ def test_item_fields_carry_what_a_generic_runner_needs():
         "lookback": 1,
         "horizon": 5,
     }
-    assert set(item.truth) == {"inputs", "steps", "reference", "flags", "edge_case"}
+    assert set(item.truth) == {
+        "inputs",
+        "steps",
+        "reference",
+        "flags",
+        "edge_case",
+        "paper_reference",
+        "paper_variable",
+        "paper_returned_assigned",
+        "paper_skipped",
+        "references_differ",
+    }
     assert item.meta == {"example": 0, "prompt_version": "paper"}
     score = ARITHMETIC.score_response(item, f"<answer>{item.answer}</answer>")
     assert score["correct"] and score["parseable"]

@@ -4,9 +4,12 @@ import math
 
 import pytest
 
+from tracktale.errors import TracktaleError
 from tracktale.stimuli.arithmetic.scoring import (
     answer_position,
+    caa_column,
     extract_spans,
+    faa_column,
     parse_number,
     score_output,
     step_following,
@@ -128,14 +131,30 @@ def test_faa_and_caa_differ_when_a_later_answer_is_right():
     assert score["n_spans"] == score["n_answers"] == 2 and score["first_answer"] == "12"
 
 
-def test_unparseable_spans_are_not_answers():
+def test_an_echoed_template_is_the_first_extracted_answer_but_not_the_first_number():
     output = "Format: <answer>FINAL_RESULT</answer> so <answer> 7 </answer>"
     score = score_output(output, 7, 3)
-    assert score["correct"] and score["n_spans"] == 2 and score["n_answers"] == 1
-    assert score["first_answer"] == "7"
+    # The paper's words: the first extracted answer counts, and it is no number.
+    assert not score["correct"] and score["correct_any"] and score["parseable"]
+    assert score["correct_numeric"] and score["first_answer_rules_differ"]
+    assert score["n_spans"] == 2 and score["n_answers"] == 1
+    assert score["first_answer"] == "FINAL_RESULT" and score["first_numeric_answer"] == "7"
+    assert score["answer_position"] == 50.0  # AP: the first *parseable* span (token 2 of 4)
     empty = score_output("<answer>FINAL_RESULT</answer>", 7, 3)
     assert not empty["parseable"] and not empty["correct"] and not empty["correct_any"]
-    assert empty["answer_position"] is None and empty["first_answer"] is None
+    assert not empty["correct_numeric"] and not empty["first_answer_rules_differ"]
+    assert empty["answer_position"] is None and empty["first_numeric_answer"] is None
+
+
+def test_both_references_are_scored():
+    output = "<answer>inf</answer> then <answer>3</answer>"
+    score = score_output(output, 3, 2, ieee_reference=math.inf)
+    assert not score["correct"] and score["correct_any"]  # the paper's executor: 3
+    assert score["correct_ieee"] and score["correct_any_ieee"]  # ours: inf
+    assert faa_column() == "correct" and faa_column("ieee", "numeric") == "correct_numeric_ieee"
+    assert caa_column("ieee") == "correct_any_ieee"
+    with pytest.raises(TracktaleError, match="unknown reference 'exact'"):
+        faa_column("exact")
 
 
 def test_missing_answer_scores_zero_everywhere():
@@ -143,6 +162,10 @@ def test_missing_answer_scores_zero_everywhere():
     assert score == {
         "correct": False,
         "correct_any": False,
+        "correct_numeric": False,
+        "correct_ieee": False,
+        "correct_any_ieee": False,
+        "correct_numeric_ieee": False,
         "parseable": False,
         "answer_position": None,
         "generated_steps": 0,
@@ -151,6 +174,8 @@ def test_missing_answer_scores_zero_everywhere():
         "n_spans": 0,
         "n_answers": 0,
         "first_answer": None,
+        "first_numeric_answer": None,
+        "first_answer_rules_differ": False,
     }
 
 

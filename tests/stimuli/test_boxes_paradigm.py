@@ -278,6 +278,9 @@ def test_verify_catches_a_distractor_from_elsewhere():
         ({"language": ["klingon"]}, "--language: 'klingon' is not one of"),
         ({"instances": 0}, "--instances must be at least 1"),
         ({"templates": ["standard"]}, "has no option --templates"),
+        ({"compress": "some"}, "--compress must be int or 'random', got 'some'"),
+        ({"compress": "random", "probe": "every"}, "use it with --probe final"),
+        ({"compress": "random", "compress_max": 2, "shots": [9]}, "which is empty for"),
     ],
 )
 def test_bad_configs_are_one_line_errors(overrides, message):
@@ -359,3 +362,45 @@ def test_the_real_nltk_either_gives_brown_sentences_or_says_how_to_get_them():
         assert not any(distractors.mentions_the_task(s) for s in sentences)
     finally:
         distractors.brown.cache_clear()
+
+
+def test_random_compression_draws_k_per_instance_like_the_authors_generator():
+    config = PARADIGM.resolve_config("compressed")
+    assert config["compress"] == "random" and config["probe"] == "final"
+    items = list(PARADIGM.generate(config, 2))
+    compressed = [i for i in items if i.condition["initialization"] == "compressed"]
+    by_world = {}
+    for item in items:
+        by_world.setdefault((item.condition["world"], item.condition["language"]), []).append(item)
+    ks = {}
+    for item in compressed:
+        k, shots = item.condition["compressed_steps"], item.condition["shots"]
+        assert 1 <= k <= min(10 - shots, config["compress_max"]) - 1
+        # The actions stop when the boxes run out (the authors' loop breaks there).
+        assert k + item.condition["n_steps"] <= 10
+        ks.setdefault(shots, set()).add(k)
+        pair = by_world[(item.condition["world"], item.condition["language"])]
+        normal = next(i for i in pair if i.condition["initialization"] == "normal")
+        assert normal.condition["n_steps"] == item.condition["n_steps"] + k
+        assert normal.truth["expected"] == item.truth["expected"]
+    assert ks[2] == set(range(1, 8)) and ks[5] == set(range(1, 5))
+    capped = PARADIGM.resolve_config("compressed", {"compress_max": 3})
+    assert {
+        i.condition["compressed_steps"]
+        for i in PARADIGM.generate(capped, 2)
+        if i.condition["initialization"] == "compressed"
+    } == {1, 2}
+
+
+def test_compress_random_from_the_command_line(tmp_path, capsys):
+    out = tmp_path / "set"
+    argv = ["stimuli", "generate", "--paradigm", "boxes", "--protocol", "compressed"]
+    argv += ["--instances", "4", "--compress", "random", "--compress-max", "4", "--out", str(out)]
+    status, _, err = run_cli(argv, capsys)
+    assert status == 0, err
+    fixed = ["stimuli", "generate", "--paradigm", "boxes", "--protocol", "compressed"]
+    fixed += ["--instances", "2", "--compress", "3", "--max-steps", "7", "--out", str(out / "b")]
+    assert run_cli(fixed, capsys)[0] == 0
+    bad = [*fixed[:-2], "--compress", "lots", "--out", str(tmp_path / "c")]
+    status, _, err = run_cli(bad, capsys)
+    assert status != 0 and "--compress: 'lots' is not int or one of random" in err

@@ -4,8 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tracktale.errors import TracktaleError
 from tracktale.stimuli.boxes import PARADIGM
-from tracktale.stimuli.boxes.scoring import parse_answer, state_scores
+from tracktale.stimuli.boxes.scoring import ScoringRules, parse_answer, state_scores
 
 EXAMPLE_4 = {"box_functor": "NvSWxvJb", "key_functor": "B", "box_name": "jqC", "key_name": "bsS"}
 # Query order is box 0, box 1, key 0, key 1.
@@ -116,3 +117,54 @@ def test_score_response_on_generated_items_reads_the_items_truth():
         )
         assert PARADIGM.score_response(item, flipped)["state_em"] == 0
     assert PARADIGM.max_new_tokens >= max(item.meta["max_new_tokens"] for item in stimulus_set)
+
+
+RIGHT = "NvSWxvJb(jqC-0)=True, B(bsS-0)=False, NvSWxvJb(jqC-1)=False, B(bsS-1)=False"
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        f"Sure, here are the states.\nAnswer: {RIGHT}",
+        f"Here is my answer after Step-3.\n\nAnswer:\n{RIGHT}",
+        f"Question: NvSWxvJb(jqC-0)=? B(bsS-0)=?\nAnswer: {RIGHT}",
+        f"{RIGHT}\n\nI hope this helps! Let me know if you have another step.",
+        f"Answer: {RIGHT}.\nQuestion: anything else?\nAnswer: NvSWxvJb(jqC-0)=False",
+        # The paper's own answers (Example 1, Example 4): a space after "=", a "Model Answer:".
+        "Answer: NvSWxvJb(jqC-0)= True, B(bsS-0)= False, NvSWxvJb(jqC-1)= False, B(bsS-1)= False",
+        f"Model Answer: {RIGHT}",
+    ],
+    ids=[
+        "preamble",
+        "label-own-line",
+        "echoed-question",
+        "chatter",
+        "then-another-round",
+        "example-1-spacing",
+        "example-4-label",
+    ],
+)
+def test_preambles_and_chatter_around_a_right_answer(response):
+    assert score(response)["step_em"] == 1
+
+
+def test_the_authors_functor_rule_counts_a_wrong_functor_on_the_right_argument():
+    wrong_functor = "B(jqC-0)=True, B(bsS-0)=False, NvSWxvJb(jqC-1)=False, B(bsS-1)=False"
+    ours = score(wrong_functor)
+    assert ours["n_extra"] == 1 and ours["predicted"] == "?FFF" and ours["step_em"] == 0
+    rules = ScoringRules(functor="any")
+    theirs = state_scores(EXAMPLE_4_TRUTH, parse_answer(wrong_functor, EXAMPLE_4, 2, rules))
+    assert theirs["n_extra"] == 0 and theirs["predicted"] == "TFFF" and theirs["step_em"] == 1
+
+
+def test_the_authors_unparsed_rule_sets_the_whole_step_aside():
+    conflict = RIGHT + ", NvSWxvJb(jqC-0)=False"
+    ours = score(conflict)
+    assert ours["state_em"] == 0.75 and ours["predicted"] == "!FFF" and not ours["unparsed_step"]
+    rules = ScoringRules(unparsed="whole-step")
+    theirs = state_scores(EXAMPLE_4_TRUTH, parse_answer(conflict, EXAMPLE_4, 2, rules))
+    assert theirs["state_em"] == 0 and theirs["predicted"] == "????" and theirs["unparsed_step"]
+    partial = state_scores(EXAMPLE_4_TRUTH, parse_answer("B(bsS-0)=False", EXAMPLE_4, 2, rules))
+    assert partial["state_em"] == 0.25 and not partial["unparsed_step"]  # parsed, in part
+    with pytest.raises(TracktaleError, match="is not one of strict, any"):
+        ScoringRules(functor="loose")

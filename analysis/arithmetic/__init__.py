@@ -1,0 +1,215 @@
+"""The arithmetic paper's tables and figures, from explicit-task results and their stimulus set.
+
+:func:`arithmetic_section` writes every one of them into one folder (the report puts each
+stimulus set's into ``<out>/arithmetic/<set>/``). Stems name the paper's numbers:
+
+==========================================  =================================================
+``arithmetic_table1_models``                Table 1: the models, with the paper's abbreviations
+``arithmetic_table2_generation_change``     Table 2: PAR and step following, 5 vs 95 steps
+``arithmetic_table3_accuracy``              Table 3: FAA with its 95% interval, CAA, gap, PAR
+``arithmetic_table4_output_statistics``     Table 4: expected-output statistics per operation
+``arithmetic_references``                   FAA/CAA against both references, both rules
+``arithmetic_references_by_dataset``        items dividing by zero / whose references differ
+``arithmetic_fig2_faa_by_horizon``          Figure 2 (and the data of Figures 3 and 19)
+``arithmetic_fig3_faa_vs_caa``              Figure 3
+``arithmetic_fig4_input_range`` ...         Figures 4-6 pooled, and ``..._per_model``
+``arithmetic_fig7_answer_position``         Figure 7 (AP distribution)
+``arithmetic_fig10_magnitude_input_range``  Figures 10-12 (expected magnitudes), 13-15 per model
+``arithmetic_fig16_heatmap_input_range``    Figures 16-17 (heatmaps)
+``arithmetic_fig19_par_by_horizon``         Figure 19
+==========================================  =================================================
+
+Tables are CSV (LaTeX too for the paper's tables), figures PNG, PDF and SVG.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tracktale.analysis.arithmetic import figures
+from tracktale.analysis.arithmetic.rows import (
+    ArithmeticOptions,
+    factor_rows,
+    has_rows,
+    read_set,
+    scored_rows,
+)
+from tracktale.analysis.arithmetic.tables import (
+    POOLED,
+    accuracy_table,
+    answer_position_table,
+    bootstrap_interval,
+    factor_table,
+    generation_change,
+    heatmap_table,
+    horizon_table,
+    magnitude_table,
+    models_table,
+    output_statistics,
+    rate_table,
+    reference_table,
+    set_references,
+    write_table,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tracktale.stimulus_set import StimulusSet
+
+__all__ = [
+    "POOLED",
+    "ArithmeticOptions",
+    "accuracy_table",
+    "arithmetic_section",
+    "bootstrap_interval",
+    "factor_rows",
+    "factor_table",
+    "generation_change",
+    "horizon_table",
+    "rate_table",
+    "scored_rows",
+]
+
+MAGNITUDE_FIGURES = (
+    ("input_range", "arithmetic_fig10_magnitude_input_range", "Figure 10: by input range"),
+    ("data_type", "arithmetic_fig11_magnitude_data_type", "Figure 11: by data type"),
+    ("operation", "arithmetic_fig12_magnitude_operation", "Figure 12: by operation"),
+)
+FACTOR_FIGURES = (
+    (("input_range", "data_type"), "arithmetic_fig4_input_range", "Figure 4: input range"),
+    (("lookback",), "arithmetic_fig5_lookback", "Figure 5: look-back"),
+    (("operation",), "arithmetic_fig6_operation", "Figure 6: operation"),
+)
+
+
+def arithmetic_section(
+    results: pd.DataFrame,
+    stimulus_set: StimulusSet | str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    options: ArithmeticOptions | None = None,
+    n_boot: int | None = None,
+    seed: int | None = None,
+) -> list[Path]:
+    """Every arithmetic table and figure (see the module docstring), for the report.
+
+    Args:
+        results: Explicit-task result rows (rows of other sets and tasks are ignored).
+        stimulus_set: The set they were scored on, or its folder.
+        out_dir: Folder to write into (created).
+        options: Reference, first-answer rule and bootstrap settings.
+        n_boot: Bootstrap resamples (overrides ``options``).
+        seed: Bootstrap seed (overrides ``options``).
+
+    Returns:
+        The paths written; empty when no result belongs to the set.
+    """
+    import dataclasses
+
+    options = options or ArithmeticOptions()
+    if n_boot is not None or seed is not None:
+        options = dataclasses.replace(
+            options,
+            n_boot=options.n_boot if n_boot is None else n_boot,
+            seed=options.seed if seed is None else seed,
+        )
+    stimulus_set = read_set(stimulus_set)
+    if not has_rows(results, stimulus_set):
+        return []
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = scored_rows(results, stimulus_set, options)
+    return _tables(rows, stimulus_set, folder, options) + _figures(rows, folder, options)
+
+
+def _tables(rows, stimulus_set, folder: Path, options: ArithmeticOptions) -> list[Path]:
+    import pandas as pd
+
+    boot = {"n_boot": options.n_boot, "seed": options.seed}
+    other = "ieee" if options.reference == "paper" else "paper"
+    statistics = pd.concat(
+        [
+            output_statistics(stimulus_set, options.reference),
+            output_statistics(stimulus_set, other),
+        ],
+        ignore_index=True,
+    )
+    paper_tables = (
+        ("arithmetic_table1_models", models_table(rows)),
+        ("arithmetic_table2_generation_change", generation_change(rows)),
+        ("arithmetic_table3_accuracy", accuracy_table(rows, **boot)),
+        ("arithmetic_table4_output_statistics", statistics),
+        ("arithmetic_references", reference_table(rows)),
+    )
+    written = []
+    for stem, table in paper_tables:
+        written += write_table(table, folder / stem, latex=True)
+    plain_tables = (
+        ("arithmetic_references_by_dataset", set_references(stimulus_set)),
+        ("arithmetic_faa_by_factor", factor_table(rows, **boot)),
+        ("arithmetic_answer_position", answer_position_table(rows)),
+    )
+    for stem, table in plain_tables:
+        written += write_table(table, folder / stem)
+    return written
+
+
+def _figures(rows, folder: Path, options: ArithmeticOptions) -> list[Path]:
+    boot = {"n_boot": options.n_boot, "seed": options.seed}
+    written = []
+    horizons = horizon_table(rows, **boot)
+    written += write_table(horizons, folder / "arithmetic_fig2_faa_by_horizon")
+    written += figures.plot_faa_by_horizon(horizons, folder)
+    written += figures.plot_faa_vs_caa(accuracy_table(rows, **boot), folder)
+    written += figures.plot_par_by_horizon(horizons, folder)
+    by_horizon = factor_table(rows, by_horizon=True, **boot)
+    written += write_table(by_horizon, folder / "arithmetic_faa_by_factor_and_horizon")
+    for factors, stem, title in FACTOR_FIGURES:
+        written += figures.plot_factor_by_horizon(by_horizon, factors, folder, stem, title)
+        written += figures.plot_factor_per_model(
+            by_horizon, factors[0], folder, f"{stem}_per_model", f"{title.split(':')[0]}, per model"
+        )
+    written += figures.plot_answer_positions(rows, folder)
+    written += _magnitude_figures(rows, folder)
+    for factor, number, what in (("input_range", 16, "input range"), ("lookback", 17, "look-back")):
+        wide = heatmap_table(rows, factor)
+        if wide.empty:
+            continue  # no dataset of the set varies this factor (no mixed datasets: no look-back)
+        stem = f"arithmetic_fig{number}_heatmap_{factor}"
+        written += write_table(wide, folder / stem)
+        written += figures.plot_heatmap(
+            wide, folder, stem, f"Figure {number}: FAA per model and {what}", factor
+        )
+    return written
+
+
+def _magnitude_figures(rows, folder: Path) -> list[Path]:
+    import pandas as pd
+
+    written, tables = [], []
+    for factor, stem, title in MAGNITUDE_FIGURES:
+        table = magnitude_table(factor_rows(rows, factor), [factor])
+        tables.append(table.rename(columns={factor: "level"}).assign(by=factor))
+        written += figures.plot_magnitudes(table, factor, folder, stem, title)
+    per_model = magnitude_table(rows, ["model"])
+    tables.append(per_model.rename(columns={"model": "level"}).assign(by="model"))
+    models = sorted(set(rows["model"]))
+    size = figures.MODELS_PER_PAGE
+    for page, start in enumerate(range(0, len(models), size)):
+        number = 13 + page
+        stem = (
+            f"arithmetic_fig{number}_magnitude_models"
+            if number <= 15
+            else (f"arithmetic_fig15_magnitude_models_p{page + 1}")
+        )
+        title = f"Figure {min(number, 15)}: per model ({start + 1}-{start + size})"
+        written += figures.plot_magnitudes(
+            per_model, "model", folder, stem, title, models[start : start + size]
+        )
+    long = pd.concat(tables, ignore_index=True)
+    columns = ["by", "level", "horizon", "correct", "n", "median_magnitude"]
+    written += write_table(long[columns], folder / "arithmetic_expected_magnitude")
+    return written
