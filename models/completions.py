@@ -456,12 +456,14 @@ def _generation(
         consumed += len(string)
         tokens.append(str(string))
         scores.append(float(value))
+    details = answer_details(answer, cached)
+    del details["api_model"]  # the same for every row: the scorer's info holds it
     return Generation(
         text=text,
         tokens=tuple(tokens),
         logprobs=tuple(scores),
         finish_reason=choice.get("finish_reason"),
-        details=answer_details(answer, cached),
+        details=details,
     )
 
 

@@ -98,6 +98,21 @@ def test_the_result_columns_are_those_of_the_hf_backend(model_dirs, stimulus_dir
     }  # fmt: skip
 
 
+def test_every_task_through_the_command_line(stimulus_dir, tmp_path, capsys):
+    with FakeEngine().running() as engine:
+        argv = completions_argv(stimulus_dir, engine, tmp_path / "r", "--limit", "3")
+        code, _, err = run([*argv, "--task", "all"], capsys)
+        assert code == 0, err
+    frame = store.read_results(tmp_path / "r")
+    assert frame.groupby("task").size().to_dict() == {"explicit": 3, "implicit": 3, "sequence": 3}
+    explicit = frame[frame["task"] == "explicit"]
+    assert set(explicit["prompt_format"]) == {"plain"} and explicit["output"].str.len().min() > 0
+    assert not [column for column in frame.columns if column.startswith(("score_", "info_"))]
+    assert set(frame["api_model"]) == {"m"}
+    sequence = frame[frame["task"] == "sequence"]
+    assert (sequence["n_tokens"] > 10).all() and sequence["word_surprisals"].notna().all()
+
+
 def test_sequence_scores_with_offsets(tmp_path):
     text = "Ann has a key. She gives it to Bo, who puts it in the box."
     with FakeEngine("nobos").running() as engine:
