@@ -50,6 +50,7 @@ def bench_engine(batch, root: Path) -> None:
                 base_url=url,
                 concurrency=concurrency,
                 cache_dir=root / str(concurrency),
+                request_timeout=900,
             )
             rate = timed(scorer.conditional_score, batch)
             scorer.close()

@@ -141,6 +141,8 @@ def test_implicit_scores_from_a_real_engine_agree_with_the_hf_backend(
     with llama_cpp_server(gguf_file(), "--kv_overrides", BOS_OVERRIDE) as url:
         argv = score_argv(engine_set, SERVED_NAME, tmp_path / "api", *limit)
         argv += ["--backend", "completions", "--base-url", url, "--task", "implicit"]
+        # The server answers one request at a time: queued ones would count against the timeout.
+        argv += ["--concurrency", "1", "--request-timeout", "900"]
         code, _, err = run(argv, capsys)
         assert code == 0, err
     argv = score_argv(engine_set, hf_smollm2, tmp_path / "hf", *limit, "--task", "implicit")
