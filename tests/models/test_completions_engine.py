@@ -34,10 +34,13 @@ from tracktale.stimulus_set import write_stimulus_set
 
 pytestmark = pytest.mark.slow
 
-SAME_CHOICE = 0.95
-"""Share of items on which both backends prefer the same continuation (measured: README)."""
-CORRELATION = 0.99
-"""Pearson correlation of the continuations' summed log-probabilities (measured: README)."""
+SAME_CHOICE = 0.9
+"""Share of items on which both backends prefer the same continuation (measured 11 of 12)."""
+CORRELATION = 0.995
+"""Pearson correlation of the continuations' summed log-probabilities (measured 0.998)."""
+MAX_DIFFERENCE = 1.0
+"""Nats by which one continuation's summed log-probability may differ (measured at most 0.64);
+a choice may flip only on an item whose margin is below twice this."""
 N_ITEMS = 12
 SERVED_NAME = "smollm2-135m-instruct-q4_1"
 BOS_OVERRIDE = "tokenizer.ggml.add_bos_token=bool:true"
@@ -169,6 +172,9 @@ def test_implicit_scores_from_a_real_engine_agree_with_the_hf_backend(
         f"{sorted(abs(g - b) for g, b in zip(hf['logprob_good'], hf['logprob_bad'], strict=True))}"
     )
     assert same >= SAME_CHOICE and correlation >= CORRELATION
+    assert max(map(abs, differences)) <= MAX_DIFFERENCE
+    margins = (hf["logprob_good"] - hf["logprob_bad"]).abs()
+    assert (margins[api["correct"] != hf["correct"]] < 2 * MAX_DIFFERENCE).all()
 
 
 def test_the_engine_without_a_bos_is_refused_as_misaligned(engine_set, tmp_path, capsys):
