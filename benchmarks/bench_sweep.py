@@ -106,14 +106,14 @@ class SlowChat(http.server.BaseHTTPRequestHandler):
 
 
 def bench_chat(root: Path) -> None:
-    from tracktale.models.openai import ChatClient
+    from tracktale.models.endpoint import EndpointClient
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowChat)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     n = 160
     for concurrency in (1, 8):
-        client = ChatClient(url, cache_dir=root / f"cache-{concurrency}")
+        client = EndpointClient(url, cache_dir=root / f"cache-{concurrency}")
         bodies = [
             {"model": "m", "messages": [{"role": "user", "content": f"item {i}"}]} for i in range(n)
         ]

@@ -196,32 +196,40 @@ def models() -> None:
     default="hf",
     show_default=True,
     help="hf: a transformers model (every task); openai: an OpenAI-compatible chat endpoint "
-    "(explicit task only).",
+    "(explicit task only); completions: an OpenAI-compatible completions engine such as vLLM "
+    "(every task, log-probabilities from echoed prompts).",
 )
 @click.option(
     "--base-url",
     default=None,
-    help="openai backend: the API root [default: $OPENAI_BASE_URL, else "
-    "https://api.openai.com/v1].",
+    help="openai and completions backends: the API root [default: $OPENAI_BASE_URL, else "
+    "(openai) https://api.openai.com/v1].",
 )
 @click.option(
     "--api-key-env",
     default=None,
     metavar="NAME",
-    help="openai backend: the environment variable holding the API key [default: "
+    help="openai and completions backends: the environment variable holding the API key [default: "
     "OPENAI_API_KEY]; keys are never given on the command line.",
 )
 @click.option(
     "--concurrency",
     type=click.IntRange(min=1),
     default=None,
-    help="openai backend: requests in flight at most [default: 8].",
+    help="openai and completions backends: requests in flight at most [default: 8].",
 )
 @click.option(
     "--request-timeout",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
-    help="openai backend: seconds to wait for one answer [default: 120].",
+    help="openai and completions backends: seconds to wait for one answer [default: 120].",
+)
+@click.option(
+    "--prompts-per-request",
+    type=click.IntRange(min=1),
+    default=None,
+    help="completions backend: prompts sent in one request where the server takes a list "
+    "[default: 16].",
 )
 def score(**options) -> None:
     """Score a model (and its revisions) on a stimulus set into a results store.
@@ -306,6 +314,7 @@ _BACKEND_FLAGS = (
     "api_key_env",
     "concurrency",
     "request_timeout",
+    "prompts_per_request",
 )
 
 

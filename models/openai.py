@@ -10,14 +10,12 @@ here too (an endpoint takes at most four), and the paradigm scores it as for any
 - **Where**: ``base_url`` (else ``$OPENAI_BASE_URL``, else ``https://api.openai.com/v1``); the
   key from the environment variable ``api_key_env`` names (``OPENAI_API_KEY``), never from the
   command line; no key, no ``Authorization`` header (a local vLLM server).
-- **Politeness**: at most ``concurrency`` requests in flight; 429 and 5xx answers, timeouts and
-  dropped connections are retried ``max_retries`` times with exponential back-off (1, 2, 4, ...
-  seconds, jittered, at most a minute), waiting what ``Retry-After`` (or ``retry-after-ms``) asks
-  for where the server says.
-- **A re-run costs nothing**: every answer is kept in an on-disk cache
-  (``$TRACKTALE_DATA/cache/openai`` by default), one file per request, keyed on the endpoint and
-  the whole request body (model, messages, budget, stop strings, temperature, log-probability
-  settings); a request seen before is not sent again. Files are written atomically.
+- **Politeness and a cache** (:mod:`tracktale.models.endpoint`, shared with the completions
+  backend): at most ``concurrency`` requests in flight; 429 and 5xx answers, timeouts and
+  dropped connections retried ``max_retries`` times with back-off, honouring ``Retry-After``;
+  every answer kept on disk (``$TRACKTALE_DATA/cache/openai`` by default), keyed on the endpoint
+  and the whole request body (model, messages, budget, stop strings, temperature,
+  log-probability settings), so a request seen before is not sent again.
 - **Log-probabilities**: the request asks for ``logprobs`` (and ``top_logprobs`` alternatives);
   where the endpoint returns them, each generated token's log-probability is stored
   (``output_logprob``: the answer's log-probability) with the first token's alternatives. An
@@ -31,23 +29,21 @@ served model name (``api_model``), its ``system_fingerprint`` and the token usag
 
 from __future__ import annotations
 
-import concurrent.futures
-import email.utils
-import hashlib
-import json
 import os
 import platform
-import random
-import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import tracktale
-from tracktale.atomic import atomic_write_text
 from tracktale.errors import TracktaleError
-from tracktale.item import canonical_json
+from tracktale.models.endpoint import (
+    EndpointClient,
+    EndpointError,
+    answer_details,
+    check_client_settings,
+    check_served_model,
+)
 from tracktale.models.tokens import cut_at_stop
 from tracktale.scorer import (
     ChoiceRequest,
@@ -64,199 +60,6 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 MAX_STOP_STRINGS = 4
 """The chat-completions API takes at most four stop strings; the rest are cut here."""
 MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens")
-_RETRY_STATUSES = frozenset({408, 409, 429})
-_MAX_WAIT = 600.0
-
-
-class EndpointError(TracktaleError):
-    """An endpoint's answer that is not retried, or retries that ran out.
-
-    Attributes:
-        status: The HTTP status (``None`` when the endpoint could not be reached).
-    """
-
-    def __init__(self, message: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class ChatClient:
-    """POSTs chat-completion request bodies: concurrency, retries with back-off, a cache.
-
-    Args:
-        base_url: The API root (``https://api.openai.com/v1``, ``http://localhost:8000/v1``).
-        api_key: Sent as a bearer token when given.
-        timeout: Seconds to wait for one answer.
-        max_retries: Retries of one request after a 429, a 5xx, a timeout or a dropped connection.
-        cache_dir: Folder of cached answers; ``None``: no cache.
-        backoff: First back-off in seconds (doubled on every retry, at most ``max_backoff``).
-        max_backoff: Longest back-off without a ``Retry-After``.
-    """
-
-    def __init__(
-        self,
-        base_url: str,
-        api_key: str | None = None,
-        *,
-        timeout: float = 120.0,
-        max_retries: int = 6,
-        cache_dir: str | os.PathLike[str] | None = None,
-        backoff: float = 1.0,
-        max_backoff: float = 60.0,
-    ) -> None:
-        import httpx
-
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.max_retries = max_retries
-        self.cache_dir = None if cache_dir is None else Path(cache_dir)
-        self.backoff, self.max_backoff = backoff, max_backoff
-        self.sleep: Callable[[float], None] = time.sleep
-        """How the client waits between retries (tests replace it to record the waits)."""
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.Client(headers=headers, timeout=timeout)
-        self.sent = 0
-        """Requests sent over the network (cached answers are not sent)."""
-        self._lock = threading.Lock()
-
-    def complete_many(
-        self, bodies: Sequence[Mapping[str, Any]], concurrency: int
-    ) -> list[tuple[dict[str, Any], bool]]:
-        """Answers to ``bodies`` in order, at most ``concurrency`` requests in flight.
-
-        Returns:
-            Each answer's JSON and whether it came from the cache.
-
-        Raises:
-            TracktaleError: For the first request that failed for good (the others finish).
-        """
-        if len(bodies) <= 1 or concurrency <= 1:
-            return [self.complete(body) for body in bodies]
-        with concurrent.futures.ThreadPoolExecutor(min(concurrency, len(bodies))) as pool:
-            futures = [pool.submit(self.complete, body) for body in bodies]
-            return [future.result() for future in futures]
-
-    def complete(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
-        """The answer to one request body, from the cache when it was asked before.
-
-        Raises:
-            TracktaleError: For an answer that is not retried (400, 401, 404, ...) or retries
-                that ran out.
-        """
-        key = hashlib.sha256(canonical_json({"url": self.url, "body": body}).encode()).hexdigest()
-        cached = self._cached(key)
-        if cached is not None:
-            return cached, True
-        answer = self._post(body)
-        if self.cache_dir is not None:
-            path = self.cache_dir / key[:2] / f"{key}.json"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            record = {"url": self.url, "request": body, "response": answer}
-            atomic_write_text(path, json.dumps(record, ensure_ascii=False, sort_keys=True))
-        return answer, False
-
-    def _cached(self, key: str) -> dict[str, Any] | None:
-        if self.cache_dir is None:
-            return None
-        path = self.cache_dir / key[:2] / f"{key}.json"
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))["response"]
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, KeyError):
-            return None  # a damaged entry is asked again and rewritten
-
-    def _post(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        import httpx
-
-        model = body.get("model")
-        for attempt in range(self.max_retries + 1):
-            last_try = attempt == self.max_retries
-            with self._lock:
-                self.sent += 1
-            try:
-                response = self._http.post(self.url, json=dict(body))
-            except httpx.TransportError as error:
-                if last_try:
-                    raise EndpointError(
-                        f"openai backend: cannot reach {self.url} for model {model} after "
-                        f"{attempt + 1} tries ({type(error).__name__}: {error})"
-                    ) from None
-                self.sleep(self._delay(attempt, None))
-                continue
-            if response.status_code < 300:
-                return _json_answer(response, self.url)
-            if not _retryable(response.status_code) or last_try:
-                raise EndpointError(
-                    _http_error(response, self.url, model, attempt + 1), response.status_code
-                )
-            self.sleep(self._delay(attempt, response.headers))
-        raise AssertionError("unreachable")  # the last try returns or raises
-
-    def _delay(self, attempt: int, headers: Mapping[str, str] | None) -> float:
-        asked = _retry_after(headers) if headers is not None else None
-        if asked is not None:
-            return min(asked, _MAX_WAIT)
-        # Jitter spreads the retries of concurrent requests that failed together.
-        return min(self.max_backoff, self.backoff * 2**attempt) * random.uniform(0.5, 1.0)
-
-    def close(self) -> None:
-        """Close the connection pool."""
-        self._http.close()
-
-
-def _retryable(status: int) -> bool:
-    return status in _RETRY_STATUSES or status >= 500
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds the server asks to wait: ``retry-after-ms``, or ``Retry-After`` (seconds or date)."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _json_answer(response: Any, url: str) -> dict[str, Any]:
-    try:
-        answer = response.json()
-    except ValueError:
-        raise TracktaleError(f"openai backend: {url} answered with something not JSON") from None
-    if not isinstance(answer, dict) or not answer.get("choices"):
-        raise TracktaleError(f"openai backend: {url} answered without choices: {str(answer)[:200]}")
-    return answer
-
-
-def _http_error(response: Any, url: str, model: Any, tries: int) -> str:
-    try:
-        detail = response.json()["error"]["message"]
-    except (ValueError, KeyError, TypeError):
-        detail = response.text.strip()[:200] or response.reason_phrase
-    detail = " ".join(str(detail).split())
-    hint = {
-        401: " (check the key in the variable --api-key-env names)",
-        403: " (the key may lack access to this model)",
-        404: " (check --model and --base-url)",
-        429: " (rate limited every time: lower --concurrency or try later)",
-    }.get(response.status_code, "")
-    times = f" after {tries} tries" if tries > 1 else ""
-    return (
-        f"openai backend: {url} answered {response.status_code} for model {model}{times}: "
-        f"{detail}{hint}"
-    )
 
 
 class OpenAIScorer(Scorer):
@@ -318,8 +121,9 @@ class OpenAIScorer(Scorer):
         self.concurrency = concurrency
         self.logprobs, self.top_logprobs = logprobs, top_logprobs
         self.max_tokens_field, self.seed = max_tokens_field, seed
-        self.client = ChatClient(
+        self.client = EndpointClient(
             self.base_url,
+            "chat/completions",
             os.environ.get(api_key_env) or None,
             timeout=request_timeout,
             max_retries=max_retries,
@@ -343,13 +147,9 @@ class OpenAIScorer(Scorer):
         Raises:
             TracktaleError: For a revision, or an empty model name.
         """
-        if not model_id.strip():
-            raise TracktaleError("--model: the openai backend needs the endpoint's model name")
-        if revision is not None:
-            raise TracktaleError(
-                f"--revision {revision}: models behind an API endpoint have no revisions "
-                "(name the snapshot in --model, e.g. gpt-4o-2024-08-06)"
-            )
+        check_served_model(
+            model_id, revision, "openai", "name the snapshot in --model, e.g. gpt-4o-2024-08-06"
+        )
 
     def _details(self, bos: str) -> dict[str, Any]:
         import httpx
@@ -426,7 +226,8 @@ class OpenAIScorer(Scorer):
 
 _NO_SCORING = (
     "the openai backend answers the explicit task only: a chat endpoint generates text but "
-    "cannot score given continuations or texts (use the hf backend for log-probabilities)"
+    "cannot score given continuations or texts (use the hf or completions backend for "
+    "log-probabilities)"
 )
 
 
@@ -437,12 +238,7 @@ def _check_settings(
         raise TracktaleError(
             f"--bos {bos}: the openai backend's server applies the chat template (use auto)"
         )
-    if concurrency < 1:
-        raise TracktaleError(f"--concurrency must be at least 1, got {concurrency}")
-    if timeout <= 0:
-        raise TracktaleError(f"--request-timeout must be positive, got {timeout}")
-    if retries < 0:
-        raise TracktaleError(f"--max-retries must be 0 or more, got {retries}")
+    check_client_settings(concurrency, timeout, retries)
     if not 0 <= top_logprobs <= 20:
         raise TracktaleError(f"--top-logprobs must be between 0 and 20, got {top_logprobs}")
 
@@ -454,14 +250,7 @@ def _generation(answer: Mapping[str, Any], cached: bool, stops: Sequence[str]) -
     text = cut_at_stop(full, stops)
     entries = (choice.get("logprobs") or {}).get("content") or []
     tokens, logprobs = _tokens_within(entries, text)
-    usage = answer.get("usage") or {}
-    details: dict[str, Any] = {
-        "api_model": answer.get("model"),
-        "system_fingerprint": answer.get("system_fingerprint"),
-        "usage_prompt_tokens": usage.get("prompt_tokens"),
-        "usage_completion_tokens": usage.get("completion_tokens"),
-        "from_cache": cached,
-    }
+    details = answer_details(answer, cached)
     if entries and entries[0].get("top_logprobs"):
         details["first_token_top_logprobs"] = {
             alternative["token"]: alternative["logprob"]

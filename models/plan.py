@@ -197,6 +197,7 @@ SCORING_KEYS: dict[str, Callable[[Any], Any]] = {
     "top_logprobs": _typed(int, 0, 20),
     "max_tokens_field": _choice(("max_tokens", "max_completion_tokens")),
     "seed": _typed(int),
+    "prompts_per_request": _typed(int, 1),
 }
 """Scoring settings, plan-wide under ``scoring:`` or per model; the backends' own options too."""
 

@@ -21,6 +21,7 @@ from tracktale.scorer import TASKS, Scorer
 _BACKENDS = {
     "hf": "tracktale.models.hf:HFScorer",
     "openai": "tracktale.models.openai:OpenAIScorer",
+    "completions": "tracktale.models.completions:CompletionsScorer",
 }
 
 BACKEND_OPTIONS: dict[str, tuple[str, ...]] = {
@@ -37,11 +38,20 @@ BACKEND_OPTIONS: dict[str, tuple[str, ...]] = {
         "max_tokens_field",
         "seed",
     ),
+    "completions": (
+        "base_url",
+        "api_key_env",
+        "concurrency",
+        "request_timeout",
+        "max_retries",
+        "cache_dir",
+        "prompts_per_request",
+    ),
 }
 """Backend name -> the options of its own (beyond the common ones), as constructor keywords."""
 
-_BACKEND_TASKS = {"hf": TASKS, "openai": ("explicit",)}
-_RECORDED_DTYPE = {"openai": "server"}
+_BACKEND_TASKS = {"hf": TASKS, "openai": ("explicit",), "completions": TASKS}
+_RECORDED_DTYPE = {"openai": "server", "completions": "server"}
 
 
 def backend_names() -> tuple[str, ...]:
@@ -90,7 +100,7 @@ def _no_task_message(backend: str, task: str) -> str:
         return (
             f"--task {task}: the openai backend answers the explicit task only; a chat endpoint "
             "generates text but cannot score given continuations or texts (use --task explicit, "
-            "or the hf backend for log-probabilities)"
+            "or the hf or completions backend for log-probabilities)"
         )
     return f"--task {task}: the {backend} backend does not answer the {task} task"
 
@@ -132,7 +142,8 @@ def load_scorer(model_id: str, *, backend: str = "hf", **options: Any) -> Scorer
     """Load a model as a scorer.
 
     Args:
-        model_id: Hub id or local folder (or, for ``openai``, the endpoint's model name).
+        model_id: Hub id or local folder (or, for ``openai`` and ``completions``, the
+            endpoint's model name).
         backend: A name from :func:`backend_names`.
         **options: The backend's options (``revision``, ``dtype``, ``device``, ...).
 

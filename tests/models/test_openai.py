@@ -19,7 +19,8 @@ from tests.models.conftest import score_argv
 from tracktale.cli import main
 from tracktale.errors import TracktaleError
 from tracktale.models import store
-from tracktale.models.openai import ChatClient, OpenAIScorer, _generation
+from tracktale.models.endpoint import EndpointClient
+from tracktale.models.openai import OpenAIScorer, _generation
 from tracktale.scorer import GenerationRequest
 
 
@@ -184,7 +185,7 @@ def test_the_plain_prompt_is_one_user_turn(answers, stimulus_set, tmp_path):
 
 
 def client(server, tmp_path, **options):
-    chat = ChatClient(server.url, cache_dir=tmp_path / "cache", **options)
+    chat = EndpointClient(server.url, cache_dir=tmp_path / "cache", **options)
     waits = []
     chat.sleep = waits.append
     return chat, waits
@@ -295,7 +296,7 @@ def test_stop_strings_cut_the_answer_and_its_tokens():
     [
         (["--task", "implicit"], "--task implicit: the openai backend answers the explicit task"),
         (["--task", "both"], "the openai backend answers the explicit task only"),
-        (["--task", "explicit", "--revision", "v1"], "have no revisions"),
+        (["--task", "explicit", "--revision", "v1"], "has no revisions"),
         (["--task", "explicit", "--max-memory", "0=1GiB"], "--max-memory: not an option of the"),
         (["--task", "explicit", "--bos", "add"], "--bos add: the openai backend's server"),
     ],

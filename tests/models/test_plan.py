@@ -144,8 +144,10 @@ def test_the_readme_plan_example_is_a_valid_plan(tmp_path, stimulus_dir):
     for name in ("model", "boxes"):
         (tmp_path / "sets" / name).symlink_to(stimulus_dir)
     plan = load_plan(write(tmp_path, example))
-    assert plan.executor == "slurm" and len(plan.jobs) == 154 + 2 + 1 + 1
-    llama, gpt = plan.jobs[-2], plan.jobs[-1]
+    assert plan.executor == "slurm" and len(plan.jobs) == 154 + 2 + 1 + 1 + 1
+    llama, gpt, served = plan.jobs[-3:]
     assert llama.resources.gpus_per_node == 2 and llama.resources.partition == "gpu"
     assert llama.scoring["max_memory"] == {0: "75GiB", 1: "75GiB"}
     assert gpt.scoring["backend"] == "openai" and gpt.tasks == ("explicit",)
+    assert served.scoring["backend"] == "completions" and served.tasks == plan.jobs[0].tasks
+    assert served.scoring["base_url"] == "http://gpu-node-7:8000/v1"
