@@ -59,8 +59,8 @@ class GroupCommitter:
             ``True`` if the row was inserted, ``False`` if a unique constraint kept it out.
 
         Raises:
-            sqlalchemy.exc.SQLAlchemyError: If the batch's transaction failed (nothing of it
-                was stored).
+            Exception: The database's error when it refused this row (the other rows of its
+                batch are written one by one then, so one bad row fails only itself).
         """
         pending = _Pending(row)
         with self._condition:
@@ -85,23 +85,38 @@ class GroupCommitter:
 
     def _write(self, batch: list[_Pending]) -> None:
         try:
-            with self.engine.begin() as connection:
+            try:
+                self._write_together(batch)
+            except Exception:
+                if len(batch) == 1:
+                    raise
+                # One bad row (a value the database refuses) must not fail the others that
+                # happened to share its transaction: write each row on its own instead.
                 for pending in batch:
+                    pending.inserted = False
                     try:
-                        result = connection.execute(self._statement, dict(pending.row))
-                        pending.inserted = (
-                            result.first() is not None if self._returns else result.rowcount == 1
-                        )
-                    except sa.exc.IntegrityError:
-                        if self.max_batch != 1:
-                            raise
-                        pending.inserted = False
+                        self._write_together([pending])
+                    except Exception as error:  # noqa: BLE001 - handed to that row's caller
+                        pending.error = error
         except BaseException as error:  # every row of the batch learns that it failed
             for pending in batch:
                 pending.error = error
         finally:
             for pending in batch:
                 pending.finished = True
+
+    def _write_together(self, batch: list[_Pending]) -> None:
+        with self.engine.begin() as connection:
+            for pending in batch:
+                try:
+                    result = connection.execute(self._statement, dict(pending.row))
+                    pending.inserted = (
+                        result.first() is not None if self._returns else result.rowcount == 1
+                    )
+                except sa.exc.IntegrityError:
+                    if self.max_batch != 1:
+                        raise
+                    pending.inserted = False
 
 
 def _insert_ignoring_conflicts(engine: Engine, table: sa.Table) -> Any:
