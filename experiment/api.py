@@ -14,6 +14,7 @@ from flask import Blueprint, g, jsonify, request
 from flask_limiter import Limiter
 
 from tracktale.experiment import auth
+from tracktale.experiment.ratelimit import address_key, limit_key
 from tracktale.experiment.service import StudyService
 from tracktale.experiment.validation import (
     CONSENT_FIELDS,
@@ -53,7 +54,7 @@ def _admin_exempt() -> bool:
 
 def _token_or_address() -> str:
     token = request.headers.get(TOKEN_HEADER)
-    return f"token:{token}" if token else f"ip:{request.remote_addr}"
+    return limit_key("token", token) if token else address_key()
 
 
 def create_api(service: StudyService, limiter: Limiter) -> Blueprint:
@@ -62,7 +63,7 @@ def create_api(service: StudyService, limiter: Limiter) -> Blueprint:
     limits = service.config.rate_limits
     sessions = limiter.limit(
         f"{limits.sessions_per_ip_per_minute}/minute",
-        key_func=lambda: f"ip:{request.remote_addr}",
+        key_func=address_key,
         exempt_when=_admin_exempt,
     )
     writes = limiter.shared_limit(

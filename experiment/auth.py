@@ -74,7 +74,7 @@ def has_admin_session() -> bool:
 def open_session() -> None:
     """Sign the browser in: a fresh server-side session in a fresh cookie."""
     session.clear()
-    session[SESSION_KEY] = _journal().open_admin_session(request.remote_addr)
+    session[SESSION_KEY] = _journal().open_admin_session()
 
 
 def close_session() -> None:
@@ -84,6 +84,5 @@ def close_session() -> None:
 
 
 def who() -> dict[str, Any]:
-    """How the admin authenticated, for the record of what they changed."""
-    via = "bearer" if request.headers.get("Authorization") else "session"
-    return {"by": via, "address": request.remote_addr}
+    """How the admin authenticated, for the record of what they changed (no address kept)."""
+    return {"by": "script (Bearer)" if request.headers.get("Authorization") else "signed in"}

@@ -207,7 +207,7 @@ class Journal:
 
     # admin sessions ----------------------------------------------------------------------
 
-    def open_admin_session(self, address: str | None) -> str:
+    def open_admin_session(self) -> str:
         """Start an admin session; returns its secret id (kept in the signed cookie)."""
         token = secrets.token_urlsafe(24)
         with self.engine.begin() as connection:
@@ -216,7 +216,6 @@ class Journal:
                     session_hash=_digest(token),
                     created_at=self.clock(),
                     revoked_at=None,
-                    address=(address or "")[:64] or None,
                 )
             )
         return token

@@ -9,11 +9,17 @@ on that machine, with no service to run, and kept out of the study database so t
 requests never waits for, or delays, the durable commits of trials (the file is written in WAL
 mode without fsync: losing counts in a power cut is harmless). For servers on several
 machines, set ``rate_limits.storage_uri`` to a Memcached or Redis URI.
+
+Counts are keyed by a keyed hash (HMAC under the app's secret key) of the address or session
+token, never by the address or token itself: the counts file holds no IP address and no token
+that could open a session.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import random
 import sqlite3
 import threading
@@ -21,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, request
+from flask import Flask, current_app, request
 from flask_limiter import Limiter
 from limits import RateLimitItemPerMinute
 from limits.storage import Storage as LimitsStorage
@@ -78,8 +84,8 @@ class SQLiteLimitsStorage(LimitsStorage):
                 "RETURNING count",
                 (key, amount, moment + expiry, moment, moment),
             ).fetchone()
-            if random.random() < 0.001:  # forget long-expired windows now and then
-                connection.execute("DELETE FROM counts WHERE expires < ?", (moment - 3600,))
+            if random.random() < 0.01:  # forget expired windows (and their keys) now and then
+                connection.execute("DELETE FROM counts WHERE expires <= ?", (moment,))
         return int(count)
 
     def get(self, key: str) -> int:
@@ -129,6 +135,18 @@ def default_storage_uri(config: StudyConfig, database_url: str) -> str:
     return f"{SCHEME}://{(data_dir() / 'study' / config.study_id).resolve()}.ratelimits.sqlite"
 
 
+def limit_key(kind: str, value: str | None) -> str:
+    """The key a count is kept under: ``kind`` and an HMAC of the address or token."""
+    secret = str(current_app.config["SECRET_KEY"]).encode()
+    digest = hmac.new(secret, (value or "unknown").encode(), hashlib.sha256).hexdigest()[:24]
+    return f"{kind}:{digest}"
+
+
+def address_key() -> str:
+    """The count key of the client's address."""
+    return limit_key("ip", request.remote_addr)
+
+
 def create_limiter(app: Flask, config: StudyConfig, database_url: str) -> Limiter:
     """Flask-Limiter for the app, keyed by the client's address unless a route says otherwise.
 
@@ -136,7 +154,7 @@ def create_limiter(app: Flask, config: StudyConfig, database_url: str) -> Limite
     must not refuse a trial because a counter could not be written.
     """
     return Limiter(
-        lambda: request.remote_addr or "unknown",
+        address_key,
         app=app,
         storage_uri=default_storage_uri(config, database_url),
         strategy="fixed-window",
@@ -152,7 +170,7 @@ ADMIN_FAILURES = RateLimitItemPerMinute(ADMIN_FAILURES_PER_MINUTE)
 def admin_failures_exceeded(limiter: Limiter, address: str | None) -> bool:
     """Whether this address has used up its wrong admin secrets for the minute."""
     try:
-        return not limiter.limiter.test(ADMIN_FAILURES, "admin-failures", address or "unknown")
+        return not limiter.limiter.test(ADMIN_FAILURES, "admin-failures", limit_key("ip", address))
     except Exception:  # noqa: BLE001 - a broken counter must not lock the admin out
         return False
 
@@ -160,14 +178,14 @@ def admin_failures_exceeded(limiter: Limiter, address: str | None) -> bool:
 def note_admin_failure(limiter: Limiter, address: str | None) -> None:
     """Count one wrong admin secret from this address."""
     with contextlib.suppress(Exception):  # counting is best effort
-        limiter.limiter.hit(ADMIN_FAILURES, "admin-failures", address or "unknown")
+        limiter.limiter.hit(ADMIN_FAILURES, "admin-failures", limit_key("ip", address))
 
 
 def retry_after_seconds(limiter: Limiter, address: str | None) -> int:
     """Seconds until the address may try an admin secret again."""
     try:
         reset, _ = limiter.limiter.get_window_stats(
-            ADMIN_FAILURES, "admin-failures", address or "unknown"
+            ADMIN_FAILURES, "admin-failures", limit_key("ip", address)
         )
     except Exception:  # noqa: BLE001
         return 60

@@ -178,7 +178,6 @@ admin_sessions = sa.Table(
     sa.Column("session_hash", sa.String(64), primary_key=True),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("revoked_at", sa.DateTime(timezone=True)),
-    sa.Column("address", sa.String(64)),
 )
 
 

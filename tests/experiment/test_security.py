@@ -202,3 +202,16 @@ def test_the_content_security_policy_lets_jspsych_load_its_embedded_font(client)
 def test_the_page_config_carries_no_completion_code(client):
     page = client.get("/?PROLIFIC_PID=abc").get_data(as_text=True)
     assert "DONE123" not in page and Prolific().completion_code not in page
+
+
+def test_the_rate_limit_counts_hold_no_address_and_no_session_token(participant, study_config):
+    import sqlite3
+
+    person = participant()
+    person.start()
+    person.consent()
+    person.answer(0)
+    path = study_config.database + ".ratelimits"
+    with sqlite3.connect(path) as connection:
+        keys = [key for (key,) in connection.execute("SELECT key FROM counts")]
+    assert keys and not [k for k in keys if "127.0.0.1" in k or person.token in k]
