@@ -10,6 +10,7 @@ import csv
 import datetime as dt
 import io
 import json
+import threading
 
 import pyarrow.parquet as pq
 import pytest
@@ -125,6 +126,46 @@ def test_a_deeply_nested_body_is_a_400_not_a_500(client):
     deep_object = '{"a":' * 10_000 + "1" + "}" * 10_000  # under the 64 KiB body limit
     reply = client.post("/api/session", data=deep_object, content_type="application/json")
     assert reply.status_code == 400
+
+
+def test_bad_saves_sent_among_honest_ones_fail_only_themselves(app, human_set):
+    from tests.experiment.conftest import Participant
+
+    def started():
+        person = Participant(app.test_client(), human_set)
+        person.start()
+        person.consent()
+        return person
+
+    honest = [started() for _ in range(10)]
+    attackers = [started() for _ in range(8)]
+    bodies = {id(person): [person.trial_body(index) for index in range(5)] for person in honest}
+    for attacker in attackers:
+        attacker.shown(0)
+    barrier = threading.Barrier(len(honest) + len(attackers))
+    statuses: list[int] = []
+    refused: list[int] = []
+
+    def save(person):
+        barrier.wait()
+        for body in bodies[id(person)]:
+            statuses.append(person.post("/api/trials", body).status_code)
+
+    def attack(person):
+        body = json.dumps({**person.trial_body(0), "response": "ok"})
+        barrier.wait()
+        for _ in range(3):
+            reply = _raw_post(person, "/api/trials", body.replace('"ok"', '"\\udfff"'))
+            refused.append(reply.status_code)
+
+    threads = [threading.Thread(target=save, args=(person,)) for person in honest]
+    threads += [threading.Thread(target=attack, args=(person,)) for person in attackers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert statuses == [201] * 50
+    assert refused == [422] * 24
 
 
 @pytest.fixture
