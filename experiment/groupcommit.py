@@ -22,38 +22,49 @@ from sqlalchemy.engine import Engine
 @dataclass
 class _Pending:
     row: Mapping[str, Any]
+    statement: Any = None
     finished: bool = False
     inserted: bool = False
     error: BaseException | None = None
 
 
 class GroupCommitter:
-    """Inserts rows into a table with unique constraints, batching concurrent inserts.
+    """Inserts rows into tables with unique constraints, batching concurrent inserts.
+
+    Rows for any of its tables share the batches (a trial served and a trial answered at the
+    same moment are committed, and synced, together).
 
     Args:
         engine: The database.
-        table: The table to insert into.
+        table: The table to insert into (the first is the default of :meth:`insert`).
+        *more: Further tables whose rows share the batches.
         max_batch: Most rows written in one transaction.
     """
 
-    def __init__(self, engine: Engine, table: sa.Table, max_batch: int = 256) -> None:
+    def __init__(
+        self, engine: Engine, table: sa.Table, *more: sa.Table, max_batch: int = 256
+    ) -> None:
         self.engine = engine
         self.max_batch = max_batch
-        self._statement = _insert_ignoring_conflicts(engine, table)
+        self._default = table.name
         # PostgreSQL reports inserted rows through RETURNING (its rowcount is not kept when
         # SQLAlchemy adds RETURNING itself); SQLite's rowcount is reliable on every version.
         self._returns = engine.dialect.name == "postgresql"
-        if self._statement is None:
-            # Without INSERT ... ON CONFLICT DO NOTHING one conflict would abort the whole
-            # batch, so other databases write one row per transaction.
-            self._statement = table.insert()
-            self.max_batch = 1
+        self._statements = {}
+        for each in (table, *more):
+            statement = _insert_ignoring_conflicts(engine, each)
+            if statement is None:
+                # Without INSERT ... ON CONFLICT DO NOTHING one conflict would abort the
+                # whole batch, so other databases write one row per transaction.
+                statement = each.insert()
+                self.max_batch = 1
+            self._statements[each.name] = statement
         self._condition = threading.Condition()
         self._queue: list[_Pending] = []
         self._writing = False
 
-    def insert(self, row: Mapping[str, Any]) -> bool:
-        """Insert one row and wait until it is committed.
+    def insert(self, row: Mapping[str, Any], table: str | None = None) -> bool:
+        """Insert one row (into ``table``, by name) and wait until it is committed.
 
         Returns:
             ``True`` if the row was inserted, ``False`` if a unique constraint kept it out.
@@ -62,7 +73,7 @@ class GroupCommitter:
             Exception: The database's error when it refused this row (the other rows of its
                 batch are written one by one then, so one bad row fails only itself).
         """
-        pending = _Pending(row)
+        pending = _Pending(row, self._statements[table or self._default])
         with self._condition:
             self._queue.append(pending)
             while not pending.finished:
@@ -109,7 +120,7 @@ class GroupCommitter:
         with self.engine.begin() as connection:
             for pending in batch:
                 try:
-                    result = connection.execute(self._statement, dict(pending.row))
+                    result = connection.execute(pending.statement, dict(pending.row))
                     pending.inserted = (
                         result.first() is not None if self._returns else result.rowcount == 1
                     )

@@ -37,13 +37,11 @@ class Served:
         trial_index: The position.
         times: How many times it was served (more than once: a restart).
         last_served_at: The latest serve (the one an answer belongs to).
-        last_browser: The browser that latest serve went to.
     """
 
     trial_index: int
     times: int
     last_served_at: dt.datetime
-    last_browser: int
 
 
 @dataclass(frozen=True)
@@ -70,54 +68,47 @@ class Journal:
     Args:
         engine: The study database.
         clock: The current time in UTC.
+        writer: The group committer serves are written through (shared with the trials, so
+            that a serve and an answer at the same moment share one commit).
     """
 
-    def __init__(self, engine: Engine, clock: Callable[[], dt.datetime]) -> None:
+    def __init__(
+        self, engine: Engine, clock: Callable[[], dt.datetime], writer: GroupCommitter
+    ) -> None:
         self.engine = engine
         self.clock = clock
-        self._serve_writer = GroupCommitter(engine, trial_serves)
+        self._writer = writer
 
     # serves ------------------------------------------------------------------------------
 
     def record_serve(self, participant_id: str, trial_index: int, browser: int) -> dt.datetime:
         """Record (durably) that a trial's content is being served; returns the time."""
         moment = self.clock()
-        self._serve_writer.insert(
-            {
-                "participant_id": participant_id,
-                "trial_index": trial_index,
-                "served_at": moment,
-                "browser": browser,
-            }
-        )
+        row = {
+            "participant_id": participant_id,
+            "trial_index": trial_index,
+            "served_at": moment,
+            "browser": browser,
+        }
+        self._writer.insert(row, table=trial_serves.name)
         return moment
 
-    def served(self, participant_id: str) -> dict[int, Served]:
-        """Every position served to a participant, by position."""
+    def served(self, participant_id: str, trial_index: int | None = None) -> dict[int, Served]:
+        """The positions served to a participant (or just ``trial_index``), by position."""
         query = (
             sa.select(
                 trial_serves.c.trial_index,
                 sa.func.count(),
                 sa.func.max(trial_serves.c.served_at),
-                sa.func.max(trial_serves.c.id),
             )
             .where(trial_serves.c.participant_id == participant_id)
             .group_by(trial_serves.c.trial_index)
         )
+        if trial_index is not None:
+            query = query.where(trial_serves.c.trial_index == trial_index)
         with self.engine.connect() as connection:
             rows = connection.execute(query).all()
-            last_ids = [row[3] for row in rows]
-            browsers_by_id = dict(
-                connection.execute(
-                    sa.select(trial_serves.c.id, trial_serves.c.browser).where(
-                        trial_serves.c.id.in_(last_ids)
-                    )
-                ).all()
-            )
-        return {
-            index: Served(index, count, _utc(last), browsers_by_id[last_id])
-            for index, count, last, last_id in rows
-        }
+        return {index: Served(index, count, _utc(last)) for index, count, last in rows}
 
     # browsers ----------------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from tracktale.experiment.tables import (
     metadata,
     participants,
     survey_answers,
+    trial_serves,
     trials,
 )
 from tracktale.trial import PARTICIPANT_STATUSES, ParticipantRecord, TrialRecord
@@ -136,8 +137,8 @@ class Storage:
         if create:
             self._create_tables()
             self.meta_value(_ASSIGNMENT_LOCK, lambda: "0")
-        self._trial_writer = GroupCommitter(self.engine, trials)
-        self.journal = Journal(self.engine, lambda: now())
+        self._trial_writer = GroupCommitter(self.engine, trials, trial_serves)
+        self.journal = Journal(self.engine, lambda: now(), self._trial_writer)
 
     @staticmethod
     def now() -> dt.datetime:
@@ -393,6 +394,16 @@ class Storage:
         )
         with self.engine.connect() as connection:
             return [_trial(names, row) for row in connection.execute(query)]
+
+    def answered_before(self, participant_id: str, trial_index: int) -> int:
+        """How many of the positions before ``trial_index`` hold an answer."""
+        with self.engine.connect() as connection:
+            return connection.execute(
+                sa.select(sa.func.count()).where(
+                    trials.c.participant_id == participant_id,
+                    trials.c.trial_index < trial_index,
+                )
+            ).scalar_one()
 
     def trial_indices(self, participant_id: str) -> list[int]:
         """The positions a participant has answered, ascending."""

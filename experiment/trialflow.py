@@ -143,14 +143,16 @@ class TrialDesk:
         self._check_open(participant)
         planned = self._planned_at(participant, data["trial_index"])
         # Not served first: a forged answer must not learn which item a position holds.
-        served = self._journal.served(participant.participant_id).get(planned.trial_index)
+        index = planned.trial_index
+        served = self._journal.served(participant.participant_id, index).get(index)
         if served is None:
-            raise ApiError(422, f"trial {planned.trial_index} was not served")
+            raise ApiError(422, f"trial {index} was not served")
         if (data["item_id"], data["task"]) != (planned.item_id, planned.task):
-            raise ApiError(422, f"trial {planned.trial_index} shows another item or task")
-        stored = set(self.service.storage.trial_indices(participant.participant_id))
-        missing = next((i for i in range(planned.trial_index) if i not in stored), None)
-        if missing is not None:
+            raise ApiError(422, f"trial {index} shows another item or task")
+        storage = self.service.storage
+        if storage.answered_before(participant.participant_id, index) != index:
+            stored = set(storage.trial_indices(participant.participant_id))
+            missing = next(i for i in range(index) if i not in stored)
             raise ApiError(
                 422, f"trial {missing} is not answered yet (answers are accepted in order)"
             )
