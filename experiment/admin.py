@@ -41,6 +41,8 @@ MEDIA_TYPES = {"csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apa
 def create_admin(service: StudyService) -> Blueprint:
     """The ``/admin`` blueprint for one study."""
     admin = Blueprint("admin", __name__, url_prefix="/admin")
+    admin.add_app_template_filter(_milliseconds, "ms")
+    admin.add_app_template_filter(_flag_list, "flag_list")
 
     def required(view):
         @functools.wraps(view)
@@ -119,6 +121,20 @@ def create_admin(service: StudyService) -> Blueprint:
         return redirect(url_for("admin.index"))
 
     return admin
+
+
+def _milliseconds(value: object) -> str:
+    """A time for the admin tables; what a hand-edited database holds instead is shown as is."""
+    if value is None:
+        return ""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:.0f}"
+    return repr(value)
+
+
+def _flag_list(value: object) -> str:
+    """Stored flags, comma-separated (anything but text shown as is)."""
+    return value.replace(";", ", ") if isinstance(value, str) else repr(value)
 
 
 def _overview(service: StudyService) -> dict:

@@ -196,6 +196,14 @@ def poisoned(participant, storage):
             ),
             {"pid": pid},
         )
+        # A trial row edited by hand: text in a number column, bytes in a text column.
+        connection.execute(
+            sa.text(
+                "UPDATE trials SET reading_time_ms = 'slow', flags = X'00ff' "
+                "WHERE participant_id = :pid AND trial_index = 3"
+            ),
+            {"pid": pid},
+        )
     return person
 
 
@@ -208,7 +216,15 @@ def test_exports_survive_whatever_is_in_the_database(poisoned, storage, client, 
     parquet = pq.read_table(tmp_path / "out" / "participants.parquet").to_pylist()
     assert parquet[0]["native_language"] == "Eng\ufffdish"
     headers = {"Authorization": f"Bearer {ADMIN_SECRET}"}
-    for path in ("/admin/export/participants.csv", "/admin/export/participants.parquet"):
+    trials = list(csv.DictReader(io.StringIO((tmp_path / "out" / "trials.csv").read_text())))
+    assert trials[3]["reading_time_ms"] == "slow"
+    for path in (
+        "/admin/export/participants.csv",
+        "/admin/export/participants.parquet",
+        "/admin/export/trials.csv",
+        "/admin/export/trials.parquet",
+        "/admin/export/accuracy.csv",
+    ):
         assert client.get(path, headers=headers).status_code == 200, path
     assert client.get("/admin/", headers=headers).status_code == 200
 
