@@ -2,13 +2,16 @@
 
 The participant consents, practises (one practice answer names every container, and the
 feedback must say it is wrong), answers all 50 trials (46 test trials; one typed answer with
-the submit button), lets one trial time out (a notice follows), loses the connection for a few
-trials, reloads the page in the middle of a trial while unsent trials wait in localStorage,
-fills in the survey and finishes: the final screen shows the completion code, then the browser
-is sent to Prolific's completion URL, and reopening the link shows the code again. The
-database must hold every trial exactly once with plausible browser and server times, and the
-page must log no error (the content security policy lets jsPsych's font load). A second test
-opens the session in a second browser, which stops the first with a full-screen message.
+the submit button; a blank one of characters only Python counts as space, which the page must
+refuse as the server would; one pasted with a lone surrogate, which must arrive as U+FFFD
+rather than be refused by the server and lost), lets one trial time out (a notice follows),
+loses the connection for a few trials, reloads the page in the middle of a trial while unsent
+trials wait in localStorage, fills in the survey and finishes: the final screen shows the
+completion code, then the browser is sent to Prolific's completion URL, and reopening the link
+shows the code again. The database must hold every trial exactly once with plausible browser
+and server times, and the page must log no error (the content security policy lets jsPsych's
+font load). A second test opens the session in a second browser, which stops the first with a
+full-screen message.
 Screenshots of every screen type go to test-artifacts/browser/. The time limits are shortened
 (3 s / 4 s) so that the timeout costs seconds, not a minute.
 """
@@ -134,6 +137,24 @@ class Participant:
             self.page.wait_for_selector(".tt-text-response", state="detached")
         self.answered += 1
 
+    def type_oddly(self):
+        """A blank answer of characters only the server counted as space, then broken paste.
+
+        The first must be refused by the page as the server would refuse it; the second (a
+        lone surrogate) must reach the server as U+FFFD instead of being refused there.
+        """
+        answer = self.page.locator("#tt-answer")
+        answer.evaluate("(input) => { input.value = '\\u001c\\u0085 '; }")
+        self.page.keyboard.press("Enter")
+        self.page.wait_for_timeout(100)
+        assert self.page.locator(".tt-text-response").count() == 1, "a blank answer was sent"
+        assert self.page.locator(".tt-text-response .tt-hint").inner_text()
+        answer.evaluate("(input, text) => { input.value = text + '\\udfff'; }", self.item().answer)
+        self.page.keyboard.press("Enter")
+        self.page.wait_for_selector(".tt-text-response", state="detached")
+        self.answered += 1
+        return self.item().answer + "\ufffd"
+
     def choose(self):
         item = self.item()
         left = self.page.locator(".tt-option-left p").inner_text().strip()
@@ -191,6 +212,7 @@ def test_a_whole_session_in_chromium(browser, study_config, storage, human_set, 
         timed_out = False
         hedged = False
         by_button = False
+        pasted = None
         while "app.prolific.com" not in page.url:
             screen = who.screen()
             if screen == "consent":
@@ -225,6 +247,8 @@ def test_a_whole_session_in_chromium(browser, study_config, storage, human_set, 
                 elif who.answered >= 4 and not by_button:
                     who.type_answer(button=True)  # a phone without ENTER
                     by_button = True
+                elif who.answered >= 6 and not pasted:
+                    pasted = who.type_oddly()
                 else:
                     who.type_answer()
             elif screen == "choice":
@@ -269,7 +293,7 @@ def test_a_whole_session_in_chromium(browser, study_config, storage, human_set, 
         who.shoot("completed-again")
     context.close()
     assert not errors, errors
-    assert timed_out and reloaded and offline and hedged and by_button
+    assert timed_out and reloaded and offline and hedged and by_button and pasted
     assert verdicts[0] == "Not quite." and verdicts[1:] == ["Correct!"] * 3
     assert progress[0] == "Story 1 of 50" and "Story 50 of 50" in progress
 
@@ -295,6 +319,8 @@ def test_a_whole_session_in_chromium(browser, study_config, storage, human_set, 
     (hedge,) = [record for record in answered if not record.correct]
     assert hedge.role == "practice" and hedge.correct_paper_rule
     assert hedge.flag_set == {"several_answers"}
+    (repaired,) = [record for record in answered if record.response == pasted]
+    assert repaired.correct
     assert all(0 < record.reading_time_ms < READING_MS + 1000 for record in trials)
     assert all(0 < record.response_time_ms < RESPONSE_MS + 1000 for record in answered)
     # The server's times agree with the browser's: no answer came sooner than possible.

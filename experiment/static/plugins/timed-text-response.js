@@ -103,7 +103,11 @@ var jsPsychTimedTextResponse = (function (jspsych) {
         });
       };
       const submit = (how) => {
-        const value = input.value.trim();
+        // Trimmed as the server strips (Python's whitespace includes U+001C-U+001F and
+        // U+0085, which String.trim keeps), so that the page refuses every blank answer the
+        // server would refuse; lone surrogates (broken pasted text) become U+FFFD.
+        let value = input.value.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/g, "");
+        if (typeof value.toWellFormed === "function") value = value.toWellFormed();
         if (value) finish(value, how);
         else {
           message.textContent = trial.empty_message;
