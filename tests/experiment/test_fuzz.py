@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import socket
 
 import pytest
+import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import require
 from tests.experiment.conftest import ADMIN_SECRET, Participant
 from tracktale.experiment.app import create_app
 from tracktale.experiment.config import RateLimits
 from tracktale.experiment.server import serve_in_thread
+from tracktale.experiment.storage import Storage, metadata
 from tracktale.experiment.validation import SURVEY_FIELDS, TRIAL_FIELDS
 
 ANSWERED_BEFORE = 6
@@ -85,6 +89,25 @@ CONVERTER_VALUES = {
     "filename": ("study.js", "../app.py", "%2e%2e/app.py", "x"),
     "name": ("jspsych.js", "../package.json", "x"),
 }
+
+
+POSTGRES_ENV = "TRACKTALE_TEST_POSTGRES_URL"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def storage(request, study_config):
+    """The study database, on both backends (PostgreSQL stores text differently: NUL)."""
+    if request.param == "sqlite":
+        url = study_config.database_url()
+    else:
+        url = os.environ.get(POSTGRES_ENV)
+        require(bool(url), f"${POSTGRES_ENV} is not set (scripts/services/postgres.sh)")
+        engine = sa.create_engine(url)
+        metadata.drop_all(engine)  # each test starts from empty tables
+        engine.dispose()
+    storage = Storage(url)
+    yield storage
+    storage.close()
 
 
 def _app(study_config, storage, human_set, secrets):
