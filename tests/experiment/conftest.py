@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import itertools
+import os
 
 import pytest
+import sqlalchemy as sa
 
+from tests.conftest import require
 from tracktale.experiment.app import create_app
 from tracktale.experiment.config import Prolific, Secrets, StudyConfig
-from tracktale.experiment.storage import Storage
+from tracktale.experiment.storage import Storage, metadata
 
 ADMIN_SECRET = "test-admin-secret-0123"
+POSTGRES_ENV = "TRACKTALE_TEST_POSTGRES_URL"
 _pids = itertools.count()
 
 
@@ -25,6 +29,20 @@ def study_config(tmp_path):
         database=str(tmp_path / "study.sqlite"),
         prolific=Prolific(completion_code="DONE123", screenout_code="OUT456"),
     )
+
+
+def open_storage(backend: str, sqlite_url: str) -> Storage:
+    """A study database on ``sqlite`` (at ``sqlite_url``) or on the test PostgreSQL server,
+    emptied first (PostgreSQL: skipped without it, failed under ``TRACKTALE_REQUIRE_SERVICES``).
+    """
+    if backend == "sqlite":
+        return Storage(sqlite_url)
+    url = os.environ.get(POSTGRES_ENV)
+    require(bool(url), f"${POSTGRES_ENV} is not set (scripts/services/postgres.sh)")
+    engine = sa.create_engine(url)
+    metadata.drop_all(engine)  # each test starts from empty tables
+    engine.dispose()
+    return Storage(url)
 
 
 @pytest.fixture

@@ -7,27 +7,24 @@ real token, the admin secret, a signed-in admin with its CSRF token). Hypothesis
 the JSON bodies of the participant API field by field. Raw bytes that no test client sends
 (broken request lines, undecodable headers and paths) go over a socket to a running server.
 Throughout, one participant is in the middle of the study with answers stored: they must be
-unchanged afterwards, and the participant must still be able to finish.
+unchanged afterwards, and the participant must still be able to finish. Every test runs on
+SQLite and on PostgreSQL.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import socket
 
 import pytest
-import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import require
-from tests.experiment.conftest import ADMIN_SECRET, Participant
+from tests.experiment.conftest import ADMIN_SECRET, Participant, open_storage
 from tracktale.experiment.app import create_app
 from tracktale.experiment.config import RateLimits
 from tracktale.experiment.server import serve_in_thread
-from tracktale.experiment.storage import Storage, metadata
 from tracktale.experiment.validation import SURVEY_FIELDS, TRIAL_FIELDS
 
 ANSWERED_BEFORE = 6
@@ -91,21 +88,10 @@ CONVERTER_VALUES = {
 }
 
 
-POSTGRES_ENV = "TRACKTALE_TEST_POSTGRES_URL"
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def storage(request, study_config):
     """The study database, on both backends (PostgreSQL stores text differently: NUL)."""
-    if request.param == "sqlite":
-        url = study_config.database_url()
-    else:
-        url = os.environ.get(POSTGRES_ENV)
-        require(bool(url), f"${POSTGRES_ENV} is not set (scripts/services/postgres.sh)")
-        engine = sa.create_engine(url)
-        metadata.drop_all(engine)  # each test starts from empty tables
-        engine.dispose()
-    storage = Storage(url)
+    storage = open_storage(request.param, study_config.database_url())
     yield storage
     storage.close()
 

@@ -3,33 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import require
+from tests.experiment.conftest import open_storage
 from tracktale.errors import TracktaleError
 from tracktale.experiment.design import build_session
 from tracktale.experiment.groupcommit import GroupCommitter
-from tracktale.experiment.storage import Storage, metadata
+from tracktale.experiment.storage import Storage
 from tracktale.trial import TrialRecord
-
-POSTGRES_ENV = "TRACKTALE_TEST_POSTGRES_URL"
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db(request, tmp_path):
-    if request.param == "sqlite":
-        storage = Storage(f"sqlite:///{tmp_path / 'study.sqlite'}")
-    else:
-        url = os.environ.get(POSTGRES_ENV)
-        require(bool(url), f"${POSTGRES_ENV} is not set (scripts/services/postgres.sh)")
-        engine = sa.create_engine(url)
-        metadata.drop_all(engine)  # each test starts from empty tables
-        engine.dispose()
-        storage = Storage(url)
+    storage = open_storage(request.param, f"sqlite:///{tmp_path / 'study.sqlite'}")
     yield storage
     storage.close()
 
