@@ -97,6 +97,7 @@ def run(args: argparse.Namespace) -> None:
     people = [
         (draw_person(master, n, "LOAD"), master.getrandbits(64)) for n in range(args.participants)
     ]
+    load_before = os.getloadavg()
     began = time.monotonic()
     skipped = 0
 
@@ -132,6 +133,12 @@ def run(args: argparse.Namespace) -> None:
     shutil.rmtree(folder, ignore_errors=True)
     print_report(args, report, stored, skipped, elapsed)
     print(f"trials flagged by the server's timing: {flagged} of {stored}")
+    load_after = os.getloadavg()
+    print(
+        f"machine load (1/5/15-min averages, {os.cpu_count()} cores): "
+        f"before {'/'.join(f'{x:.1f}' for x in load_before)}, "
+        f"after {'/'.join(f'{x:.1f}' for x in load_after)}"
+    )
 
 
 def print_report(args, report: SimulationReport, stored: int, skipped: int, elapsed: float) -> None:
