@@ -11,9 +11,8 @@ completion code, then the browser is sent to Prolific's completion URL, and reop
 shows the code again. The database must hold every trial exactly once with plausible browser
 and server times, and the page must log no error (the content security policy lets jsPsych's
 font load). A second test opens the session in a second browser, which stops the first with a
-full-screen message.
-Screenshots of every screen type go to test-artifacts/browser/. The time limits are shortened
-(3 s / 4 s) so that the timeout costs seconds, not a minute.
+full-screen message. Screenshots of every screen type go to test-artifacts/browser/. The time
+limits are shortened (3 s / 4 s) so that the timeout costs seconds, not a minute.
 """
 
 from __future__ import annotations
