@@ -14,6 +14,7 @@ screens from here, so what the ethics board approved is what participants read::
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 import os
 import re
@@ -166,49 +167,17 @@ def _page(document: Document) -> str:
 
 
 def markdown_to_html(text: str) -> str:
-    """Render the small Markdown subset the documents use.
+    """Render a document's Markdown (CommonMark, with ``- [ ]`` checklists) as HTML.
 
-    Headings (``#`` to ``###``), paragraphs, bullet lists (``-``), checkbox items
-    (``- [ ]``) and ``**bold**``. Everything else is text, HTML-escaped.
+    markdown-it-py with raw HTML switched off: every value filled into a document is text,
+    escaped, never markup; links to ``javascript:`` and similar are not made.
     """
-    blocks: list[str] = []
-    paragraph: list[str] = []
-    items: list[str] = []
-
-    def close() -> None:
-        if paragraph:
-            blocks.append(f"<p>{_inline(' '.join(paragraph))}</p>")
-            paragraph.clear()
-        if items:
-            blocks.append("<ul>\n" + "\n".join(items) + "\n</ul>")
-            items.clear()
-
-    for raw in text.splitlines():
-        line = raw.strip()
-        heading = re.match(r"^(#{1,3})\s+(.*)$", line)
-        if not line or heading:
-            close()
-            if heading:
-                level = len(heading.group(1))
-                blocks.append(f"<h{level}>{_inline(heading.group(2))}</h{level}>")
-        elif line.startswith("- "):
-            if paragraph:
-                close()
-            body = line[2:]
-            box = body.startswith("[ ] ")
-            body = body[4:] if box else body
-            mark = '<span class="checkbox">&#9744;</span> ' if box else ""
-            items.append(f"<li>{mark}{_inline(body)}</li>")
-        elif items and raw.startswith("  "):
-            items[-1] = items[-1][: -len("</li>")] + " " + _inline(line) + "</li>"
-        else:
-            if items:
-                close()
-            paragraph.append(line)
-    close()
-    return "\n".join(blocks)
+    return _renderer().render(text).strip()
 
 
-def _inline(text: str) -> str:
-    escaped = html.escape(text, quote=True)
-    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", escaped)
+@functools.cache
+def _renderer():
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.tasklists import tasklists_plugin
+
+    return MarkdownIt("commonmark", {"html": False}).use(tasklists_plugin)

@@ -1,8 +1,11 @@
-"""Admin pages: participants and progress, per-task accuracy, exports (behind a secret).
+"""Admin pages: participants and progress, per-task accuracy, events, exports.
 
 The secret comes from ``$TRACKTALE_ADMIN_SECRET``. A browser signs in once through a form (a
-signed, HTTP-only, same-site session cookie); scripts send ``Authorization: Bearer <secret>``.
-Every page refuses without it. Free text (typed answers) is escaped by the templates.
+server-side session named by a signed, HTTP-only, same-site cookie; signing out revokes it);
+scripts send ``Authorization: Bearer <secret>``. Wrong secrets are rate-limited either way
+(:mod:`.auth`). Every page refuses without it. Free text (typed answers) is escaped and
+isolated by the templates. Takeovers, status changes and reopenings are listed from the
+server's journal; simulated participants are counted apart from real ones.
 """
 
 from __future__ import annotations
@@ -24,29 +27,27 @@ from flask import (
     url_for,
 )
 
-from tracktale.experiment import export
-from tracktale.experiment.api import is_admin_request
+from tracktale.experiment import auth, export
+from tracktale.experiment.api import admin_request
 from tracktale.experiment.design import LIST_IDS
-from tracktale.experiment.ratelimit import RateLimiter
 from tracktale.experiment.service import StudyService
 from tracktale.experiment.summary import task_accuracy
+from tracktale.experiment.validation import ApiError
 from tracktale.trial import PARTICIPANT_STATUSES
 
-LOGIN_ATTEMPTS_PER_MINUTE = 10
-"""Sign-in attempts allowed per address and minute (guessing the secret stays hopeless)."""
 MEDIA_TYPES = {"csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet"}
 
 
 def create_admin(service: StudyService) -> Blueprint:
     """The ``/admin`` blueprint for one study."""
     admin = Blueprint("admin", __name__, url_prefix="/admin")
-    study_id = service.config.study_id
-    login_limiter = RateLimiter(LOGIN_ATTEMPTS_PER_MINUTE)
+    admin.add_app_template_filter(_milliseconds, "ms")
+    admin.add_app_template_filter(_flag_list, "flag_list")
 
     def required(view):
         @functools.wraps(view)
         def wrapped(*args, **kwargs):
-            if session.get("admin") is True or is_admin_request():
+            if admin_request() or auth.has_admin_session():
                 return view(*args, **kwargs)
             if request.method in ("GET", "HEAD") and not request.headers.get("Authorization"):
                 return redirect(url_for("admin.login", next=request.path))
@@ -55,10 +56,10 @@ def create_admin(service: StudyService) -> Blueprint:
         return wrapped
 
     def check_csrf() -> None:
+        if admin_request():
+            return
         expected = session.get("csrf")
         given = request.form.get("csrf", "")
-        if is_admin_request():
-            return
         if not expected or not hmac.compare_digest(expected, given):
             abort(403)
 
@@ -66,16 +67,13 @@ def create_admin(service: StudyService) -> Blueprint:
     def login():
         error = None
         if request.method == "POST":
-            if login_limiter.allow(f"ip:{request.remote_addr}"):
-                abort(429)
-            secret = current_app.config["TRACKTALE_SECRETS"].admin_secret
-            given = request.form.get("secret", "")
-            if given and hmac.compare_digest(given.encode(), secret.encode()):
-                session.clear()
-                session["admin"] = True
+            auth.refuse_if_locked_out()
+            if auth.check_secret(request.form.get("secret", "")):
+                auth.open_session()
                 session["csrf"] = secrets.token_urlsafe(16)
                 target = request.args.get("next", "")
-                return redirect(target if target.startswith("/admin") else url_for("admin.index"))
+                safe = target.startswith("/admin") and not target.startswith("//")
+                return redirect(target if safe else url_for("admin.index"))
             error = "That is not the admin secret."
         return render_template("admin_login.html", error=error, study=service.config), (
             401 if error else 200
@@ -85,7 +83,7 @@ def create_admin(service: StudyService) -> Blueprint:
     @required
     def logout():
         check_csrf()
-        session.clear()
+        auth.close_session()
         return redirect(url_for("admin.login"))
 
     @admin.get("/")
@@ -111,34 +109,66 @@ def create_admin(service: StudyService) -> Blueprint:
     @required
     def set_status(participant_id: str):
         check_csrf()
-        status = request.form.get("status", "")
-        if status not in ("returned", "started"):
-            abort(400)
-        known = {p.participant_id for p in service.storage.participants(study_id)}
-        if participant_id not in known:
-            abort(404)
-        service.storage.set_status(participant_id, status)
+        try:
+            service.change_status(
+                participant_id,
+                request.form.get("status", ""),
+                confirmed=request.form.get("confirm") == "reopen",
+                by=auth.who(),
+            )
+        except ApiError as error:
+            abort(error.status, error.message)
         return redirect(url_for("admin.index"))
 
     return admin
 
 
+def _milliseconds(value: object) -> str:
+    """A time for the admin tables; what a hand-edited database holds instead is shown as is."""
+    if value is None:
+        return ""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{value:.0f}"
+    return repr(value)
+
+
+def _flag_list(value: object) -> str:
+    """Stored flags, comma-separated (anything but text shown as is)."""
+    return value.replace(";", ", ") if isinstance(value, str) else repr(value)
+
+
 def _overview(service: StudyService) -> dict:
     study_id = service.config.study_id
-    people = service.storage.participants(study_id)
+    storage = service.storage
+    people = storage.participants(study_id)
+    real = [p for p in people if p.source != "simulated"]
+    simulated = [p for p in people if p.source == "simulated"]
     accuracy: dict[str, dict[str, object]] = {}
-    for row in task_accuracy(service.storage.trials(study_id)):
+    for row in task_accuracy(storage.trials(study_id)):
         accuracy.setdefault(row.participant_id, {})[row.task] = row
+    flagged: Counter[str] = Counter()
+    for trial in storage.trials(study_id):
+        if trial.flags:
+            flagged[trial.participant_id] += 1
+    taking_part = ("started", "completed")
     return {
         "study": service.config,
         "stimuli": service.stimuli,
         "people": people,
-        "counts": service.storage.trial_counts(study_id),
+        "counts": storage.trial_counts(study_id),
         "accuracy": accuracy,
+        "flagged": flagged,
+        "browsers": storage.journal.browser_counts(),
         "n_planned": {p.participant_id: len(p.plan.trials) for p in people},
-        "statuses": Counter(p.status for p in people),
-        "lists": Counter(p.list_id for p in people if p.status in ("started", "completed")),
-        "recent": service.storage.recent_trials(study_id, 50),
+        "statuses": Counter(p.status for p in real),
+        "simulated_statuses": Counter(p.status for p in simulated),
+        "lists": Counter(p.list_id for p in real if p.status in taking_part),
+        "recent": storage.recent_trials(study_id, 50),
+        "events": [
+            event
+            for event in storage.journal.events(study_id=study_id, limit=200)
+            if event.kind in ("takeover", "status")
+        ],
     }
 
 

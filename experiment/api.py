@@ -1,93 +1,92 @@
 """The participant API: JSON endpoints the study page (and simulated participants) call.
 
-``POST /api/session`` starts or resumes a session and returns a token; every other write
-carries that token in the ``X-Session-Token`` header, which binds it to one participant.
-Bodies are validated (types, sizes, allowed values) and refused with a 4xx and a message;
-writes are rate-limited.
+``POST /api/session`` starts or resumes a session and returns a token and the outline of the
+plan (positions, blocks, tasks; no stories). ``POST /api/serve`` hands out one trial's content
+as it starts, ``POST /api/trials`` takes its answer; every call but the first carries the
+token in the ``X-Session-Token`` header, which binds it to one participant. Bodies are
+validated in one place (:mod:`.validation`) and refused with a 4xx and a message; requests are
+rate-limited by Flask-Limiter (:mod:`.ratelimit`).
 """
 
 from __future__ import annotations
 
-import hmac
-from typing import Any
+from flask import Blueprint, g, jsonify, request
+from flask_limiter import Limiter
 
-from flask import Blueprint, current_app, jsonify, request
-
-from tracktale.experiment.instructions import GENDERS
-from tracktale.experiment.ratelimit import RateLimiter
+from tracktale.experiment import auth
+from tracktale.experiment.ratelimit import address_key, limit_key
 from tracktale.experiment.service import StudyService
-from tracktale.experiment.validation import IDENTIFIER, ApiError, Field, validate
-from tracktale.trial import TRIAL_TASKS
+from tracktale.experiment.validation import (
+    CONSENT_FIELDS,
+    SERVE_FIELDS,
+    SESSION_FIELDS,
+    SURVEY_FIELDS,
+    TRIAL_FIELDS,
+    ApiError,
+    parse_json,
+    validate,
+)
 
 TOKEN_HEADER = "X-Session-Token"
-MAX_MS = 3_600_000.0
 
-SESSION_FIELDS = {
-    "prolific_pid": Field(str, pattern=IDENTIFIER),
-    "study_id": Field(str, required=False, nullable=True, pattern=IDENTIFIER),
-    "session_id": Field(str, required=False, nullable=True, pattern=IDENTIFIER),
-    "source": Field(str, required=False, choices=("online", "simulated")),
-}
-CONSENT_FIELDS = {"consent": Field(bool)}
-TRIAL_FIELDS = {
-    "client_trial_id": Field(str, pattern=r"[A-Za-z0-9_-]{8,64}"),
-    "trial_index": Field(int, minimum=0, maximum=10_000),
-    "item_id": Field(str, pattern=IDENTIFIER),
-    "task": Field(str, choices=TRIAL_TASKS),
-    "response": Field(str, nullable=True, max_length=200),
-    "timed_out": Field(bool),
-    "reading_time_ms": Field(float, minimum=0, maximum=MAX_MS),
-    "reading_timed_out": Field(bool),
-    "response_time_ms": Field(float, nullable=True, minimum=0, maximum=MAX_MS),
-    "screen_width": Field(int, minimum=0, maximum=100_000),
-    "screen_height": Field(int, minimum=0, maximum=100_000),
-    "blur_count": Field(int, minimum=0, maximum=100_000),
-    "hidden_count": Field(int, minimum=0, maximum=100_000),
-    "restarts": Field(int, required=False, minimum=0, maximum=10_000),
-}
-SURVEY_FIELDS = {
-    "age": Field(int, nullable=True, minimum=18, maximum=120),
-    "gender": Field(str, choices=GENDERS),
-    "native_language": Field(str, max_length=64, pattern=r"\S.*"),
-    "attentive": Field(bool),
-    "no_ai_assistance": Field(bool),
-}
+# Kept importable from here for the lab mode and older callers; the schemas live in validation.
+__all__ = ["SURVEY_FIELDS", "TOKEN_HEADER", "TRIAL_FIELDS", "create_api", "error_response"]
 
 
-def create_api(service: StudyService) -> Blueprint:
+def admin_request() -> bool:
+    """``auth.is_admin_request`` once per request (a wrong secret is counted once)."""
+    if "tracktale_admin" not in g:
+        try:
+            g.tracktale_admin = auth.is_admin_request()
+        except ApiError as error:
+            g.tracktale_admin = error
+    if isinstance(g.tracktale_admin, ApiError):
+        raise g.tracktale_admin
+    return g.tracktale_admin
+
+
+def _admin_exempt() -> bool:
+    try:
+        return admin_request()
+    except ApiError:
+        return False  # the view refuses it
+
+
+def _token_or_address() -> str:
+    token = request.headers.get(TOKEN_HEADER)
+    return limit_key("token", token) if token else address_key()
+
+
+def create_api(service: StudyService, limiter: Limiter) -> Blueprint:
     """The ``/api`` blueprint for one study."""
     api = Blueprint("api", __name__, url_prefix="/api")
     limits = service.config.rate_limits
-    session_limiter = RateLimiter(limits.sessions_per_ip_per_minute)
-    write_limiter = RateLimiter(limits.writes_per_participant_per_minute)
+    sessions = limiter.limit(
+        f"{limits.sessions_per_ip_per_minute}/minute",
+        key_func=address_key,
+        exempt_when=_admin_exempt,
+    )
+    writes = limiter.shared_limit(
+        f"{limits.writes_per_participant_per_minute}/minute",
+        scope="writes",
+        key_func=_token_or_address,
+    )
 
-    def body() -> Any:
+    def body(schema):
         if not request.is_json:
             raise ApiError(415, "send the body as JSON (Content-Type: application/json)")
-        data = request.get_json(silent=True)
-        if data is None:
-            raise ApiError(400, "the body is not valid JSON")
-        return data
-
-    def limit(limiter: RateLimiter, key: str) -> None:
-        wait = limiter.allow(key)
-        if wait:
-            raise ApiError(429, "too many requests; slow down", retry_after=round(wait, 1))
+        return validate(parse_json(request.get_data(cache=False)), schema)
 
     def participant():
-        token = request.headers.get(TOKEN_HEADER)
-        limit(write_limiter, f"token:{token}" if token else f"ip:{request.remote_addr}")
-        return service.authenticate(token)
+        return service.authenticate(request.headers.get(TOKEN_HEADER))
 
     @api.post("/session")
+    @sessions
     def start_session():
-        data = validate(body(), SESSION_FIELDS)
+        data = body(SESSION_FIELDS)
         source = data.get("source", "online")
-        trusted = is_admin_request()
-        if source != "online" and not trusted:
+        if source != "online" and not admin_request():
             raise ApiError(403, "only the admin secret may start simulated participants")
-        if not trusted:
-            limit(session_limiter, f"ip:{request.remote_addr}")
         started = service.start_session(
             data["prolific_pid"],
             prolific_study_id=data.get("study_id"),
@@ -100,42 +99,47 @@ def create_api(service: StudyService) -> Blueprint:
         return jsonify(token=started.token, resumed=started.resumed, **state)
 
     @api.post("/consent")
+    @writes
     def consent():
         person = participant()
-        data = validate(body(), CONSENT_FIELDS)
+        data = body(CONSENT_FIELDS)
         redirect = service.record_consent(person, data["consent"])
         return jsonify(ok=True, redirect=redirect)
 
+    @api.post("/serve")
+    @writes
+    def serve():
+        person = participant()
+        data = body(SERVE_FIELDS)
+        return jsonify(ok=True, **service.serve_trial(person, data["trial_index"]))
+
     @api.post("/trials")
+    @writes
     def save_trial():
         person = participant()
-        data = validate(body(), TRIAL_FIELDS)
-        result = service.record_trial(person, data)
-        status = 201 if result.outcome == "stored" else 200
-        return jsonify(
-            ok=True, outcome=result.outcome, client_trial_id=result.client_trial_id
-        ), status
+        data = body(TRIAL_FIELDS)
+        answered = service.record_trial(person, data)
+        result = answered.result
+        reply = {"ok": True, "outcome": result.outcome, "client_trial_id": result.client_trial_id}
+        if answered.feedback is not None:
+            reply["feedback"] = answered.feedback
+        return jsonify(reply), 201 if result.outcome == "stored" else 200
 
     @api.post("/survey")
+    @writes
     def save_survey():
         person = participant()
-        data = validate(body(), SURVEY_FIELDS)
+        data = body(SURVEY_FIELDS)
         return jsonify(ok=True, stored=service.record_survey(person, data))
 
     @api.post("/complete")
+    @writes
     def complete():
         person = participant()
-        return jsonify(ok=True, redirect=service.complete(person))
+        redirect = service.complete(person)
+        return jsonify(ok=True, redirect=redirect, completion_code=service.completion_code)
 
     return api
-
-
-def is_admin_request() -> bool:
-    """Whether the request carries the admin secret (``Authorization: Bearer <secret>``)."""
-    secret = current_app.config["TRACKTALE_SECRETS"].admin_secret
-    header = request.headers.get("Authorization", "")
-    given = header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else ""
-    return bool(given) and hmac.compare_digest(given.encode(), secret.encode())
 
 
 def error_response(error: ApiError):

@@ -21,17 +21,21 @@ from tracktale.experiment.api import create_api, error_response
 from tracktale.experiment.config import STUDY_ENV, Secrets, StudyConfig, load_study
 from tracktale.experiment.frontend import VENDOR_FILES, find_node_modules
 from tracktale.experiment.instructions import GENDERS, instructions
+from tracktale.experiment.ratelimit import create_limiter
 from tracktale.experiment.service import StudyService, load_stimuli
 from tracktale.experiment.storage import Storage
 from tracktale.experiment.validation import ApiError
 from tracktale.stimulus_set import StimulusSet
 
 MAX_BODY_BYTES = 64 * 1024
+# jsPsych's stylesheet embeds its font as data: URLs, hence font-src data:.
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-    "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
-    "form-action 'self'"
+    "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
 )
+REDIRECT_DELAY_MS = 5000
+"""How long the final screen shows the completion code before the redirect to Prolific."""
 
 
 def create_app(
@@ -62,7 +66,7 @@ def create_app(
     secrets = secrets or Secrets.from_env()
     stimulus_set = stimulus_set or load_stimuli(config)
     storage = storage or Storage(config.database_url())
-    service = StudyService(config, storage, stimulus_set)
+    service = StudyService(config, storage, stimulus_set, salt=secrets.export_salt)
 
     app = Flask(__name__, static_folder="static", template_folder="templates")
     app.config.update(
@@ -76,13 +80,15 @@ def create_app(
         JSON_SORT_KEYS=False,
     )
     app.extensions["tracktale"] = service
+    limiter = create_limiter(app, config, storage.url)
+    app.extensions["tracktale_limiter"] = limiter
     if config.trusted_proxies:
         from werkzeug.middleware.proxy_fix import ProxyFix
 
         hops = config.trusted_proxies
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops)  # type: ignore[method-assign]
 
-    app.register_blueprint(create_api(service))
+    app.register_blueprint(create_api(service, limiter))
     app.register_blueprint(create_admin(service))
     _register_pages(app, config)
     _register_hooks(app)
@@ -155,6 +161,9 @@ def page_config(config: StudyConfig) -> dict[str, Any]:
             "feedback_ms": timing.feedback_ms,
         },
         "allow_missing_pid": config.allow_missing_pid,
+        "redirect_delay_ms": REDIRECT_DELAY_MS,
+        "progress_indicator": config.progress_indicator,
+        "timeout_notice_ms": config.timeout_notice_ms,
         "consent_html": load_document("consent", config.ethics, seconds).html(),
         "information_html": load_document("information", config.ethics, seconds).html(),
         "debrief_html": load_document("debrief", config.ethics, seconds).html(),

@@ -75,8 +75,10 @@ def serve(study_file: Path | None, host: str, port: int, workers: int) -> None:
     )
     click.echo(f"database: {service.storage.engine.url.render_as_string(hide_password=True)}")
     click.echo(f"participant link (for Prolific): {base}/{prolific}")
+    study = f"&STUDY_ID={config.prolific.study_id}" if config.prolific.study_id else ""
     click.echo(
-        f"try it yourself:                 {base}/?PROLIFIC_PID={test_pid}&SESSION_ID=S{test_pid}"
+        f"try it yourself:                 "
+        f"{base}/?PROLIFIC_PID={test_pid}{study}&SESSION_ID=S{test_pid}"
     )
     click.echo(f"admin link:                      {base}/admin")
     if secrets.generated_admin_secret:

@@ -55,6 +55,8 @@ class Prolific:
     screenout_code: str = "TRACKTALE-SCREENOUT"
     completion_url: str = PROLIFIC_COMPLETION_URL
     """Redirect target; ``{code}`` is replaced by the completion or screen-out code."""
+    study_id: str | None = None
+    """Prolific's id of the study; when set, a session must come with this ``STUDY_ID``."""
 
     def redirect(self, code: str) -> str:
         """The URL that hands the participant back to Prolific with ``code``."""
@@ -63,10 +65,21 @@ class Prolific:
 
 @dataclass(frozen=True)
 class RateLimits:
-    """Write limits (token buckets, per server process)."""
+    """Request limits (Flask-Limiter, fixed one-minute windows, shared by every worker).
+
+    Attributes:
+        sessions_per_ip_per_minute: Session starts per address.
+        writes_per_participant_per_minute: Serves and writes per session token (or address
+            without one).
+        storage_uri: Where the counts are kept: ``None`` is a small SQLite file beside the
+            study database, shared by the server processes of one machine; any storage URI
+            of the ``limits`` library works too (``memcached://host:11211``,
+            ``redis://host:6379``) for servers on several machines.
+    """
 
     sessions_per_ip_per_minute: int = 30
     writes_per_participant_per_minute: int = 240
+    storage_uri: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +103,13 @@ class StudyConfig:
             for previews only.
         trusted_proxies: Reverse proxies in front of the server (their ``X-Forwarded-*``
             headers give the client address and scheme); 0 when serving directly.
+        progress_indicator: Show "Story 12 of 50" and a bar above the trials (ours; the paper
+            does not say whether participants saw their progress).
+        timeout_notice_ms: How long a short "Time is up" notice follows a main trial whose
+            answer time ran out (ours; 0: none, the next story follows at once).
+        typed_answer_rule: How typed answers are scored (``one-answer``: our default, a
+            response naming several candidate answers is incorrect; ``contains``: the
+            paradigm's rule alone, for narrative items the paper's model rule).
         secure_cookies: Mark the admin cookie ``Secure`` (set when served over HTTPS).
         source_file: The YAML file it was read from (``None`` for the defaults).
     """
@@ -107,6 +127,9 @@ class StudyConfig:
     allow_missing_pid: bool = False
     trusted_proxies: int = 0
     secure_cookies: bool = False
+    progress_indicator: bool = True
+    timeout_notice_ms: int = 1500
+    typed_answer_rule: str = "one-answer"
     source_file: str | None = None
 
     @property
@@ -275,6 +298,13 @@ def check_study(config: StudyConfig) -> StudyConfig:
     for key in ("completion_code", "screenout_code"):
         if not _CODE.match(getattr(config.prolific, key)):
             raise TracktaleError(f"{where}: prolific.{key} may use letters, digits, _ and -")
+    study = config.prolific.study_id
+    if study is not None and not _CODE.match(study):
+        raise TracktaleError(f"{where}: prolific.study_id may use letters, digits, _ and -")
+    if not 0 <= config.timeout_notice_ms <= 10_000:
+        raise TracktaleError(f"{where}: timeout_notice_ms must be between 0 and 10000")
+    if config.typed_answer_rule not in ("one-answer", "contains"):
+        raise TracktaleError(f"{where}: typed_answer_rule must be one-answer or contains")
     if "{code}" not in config.prolific.completion_url:
         raise TracktaleError(f"{where}: prolific.completion_url must contain {{code}}")
     if not config.prolific.completion_url.startswith(("https://", "http://")):

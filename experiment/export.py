@@ -1,21 +1,32 @@
-"""Exports for the analysis: trials and participants as CSV and Parquet.
+r"""Exports for the analysis: trials and participants as CSV and Parquet.
 
 The trials export has exactly the :class:`~tracktale.trial.TrialRecord` columns and the
 participants export the :class:`~tracktale.trial.ParticipantRecord` columns (with
 ``prolific_pid_hash`` filled in); the analysis reads nothing else. Prolific ids appear only as
 salted hashes, unless raw ids are asked for (then a ``prolific_pid`` column is added to the
 participants export, for payments and withdrawal requests; such files are not for sharing).
+
+Exports survive whatever is in the database, and are safe to open:
+
+- Text that is not valid Unicode (a lone surrogate stored before the API refused them) is
+  written with U+FFFD in its place, in both formats.
+- CSV follows RFC 4180 (cells with separators, quotes or line breaks are quoted) and the
+  OWASP rule against formula injection: a text cell that starts with ``=``, ``+``, ``-``,
+  ``@``, a tab, CR, LF or NUL (or their full-width forms) gets a leading apostrophe, so that
+  a spreadsheet shows it as text instead of running it. Control characters other than tab,
+  CR and LF, and the invisible bidirectional-formatting characters, are written as visible
+  escapes (``\x00``, ``\u202e``) in CSV.
+- Parquet keeps the exact text. A value that does not fit its column's type (a database
+  edited by hand) turns that column into text rather than failing the export.
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
-import hashlib
-import hmac
 import io
 import os
-import secrets
+import re
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,13 +35,21 @@ from typing import Any
 
 from tracktale.atomic import atomic_write_bytes, make_folder
 from tracktale.errors import TracktaleError
+from tracktale.experiment.pseudonyms import SALT_KEY, pid_hash, study_salt
 from tracktale.experiment.storage import Storage
 from tracktale.experiment.summary import task_accuracy
 from tracktale.trial import ParticipantRecord, TrialRecord
 
+__all__ = ["FORMATS", "SALT_KEY", "TABLES", "Table", "export_salt", "export_study", "pid_hash"]
+
 FORMATS = ("csv", "parquet")
 TABLES = ("trials", "participants", "accuracy")
-SALT_KEY = "export_salt"
+FORMULA_STARTS = frozenset("=+-@\t\r\n\x00\uff1d\uff0b\uff0d\uff20")
+"""First characters that make a spreadsheet read a cell as a formula (OWASP CSV injection)."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_INVISIBLE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
 
 
 @dataclass(frozen=True)
@@ -43,14 +62,25 @@ class Table:
     rows: list[tuple[Any, ...]]
 
 
-def pid_hash(salt: str, prolific_pid: str) -> str:
-    """The salted hash that stands for a Prolific id in exports (HMAC-SHA256, 32 hex digits)."""
-    return hmac.new(salt.encode(), prolific_pid.encode(), hashlib.sha256).hexdigest()[:32]
-
-
 def export_salt(storage: Storage, configured: str | None = None) -> str:
-    """The configured salt, else the one kept in the database (made on first use)."""
-    return configured or storage.meta_value(SALT_KEY, lambda: secrets.token_hex(16))
+    """The configured salt, else the one kept in the database (see :mod:`.pseudonyms`)."""
+    return study_salt(storage, configured)
+
+
+def well_formed(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD (so that it encodes as UTF-8)."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def spreadsheet_safe(text: str) -> str:
+    """A text cell as CSV holds it: formulas neutralised, invisible characters escaped."""
+    text = _INVISIBLE.sub(lambda match: _escape(match.group(0)), well_formed(text))
+    return "'" + text if text[:1] in FORMULA_STARTS else text
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _field_types(cls: type) -> tuple[tuple[str, ...], tuple[type, ...]]:
@@ -113,13 +143,22 @@ def accuracy_table(storage: Storage, study_id: str | None = None) -> Table:
 
 
 def csv_bytes(table: Table) -> bytes:
-    """The table as UTF-8 CSV with a header row (empty cells for missing values)."""
+    """The table as UTF-8 CSV with a header row (empty cells for missing values).
+
+    Text cells are made spreadsheet-safe (:func:`spreadsheet_safe`).
+    """
     buffer = io.StringIO(newline="")
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(table.columns)
     for row in table.rows:
-        writer.writerow(["" if value is None else value for value in row])
+        writer.writerow([_csv_cell(value) for value in row])
     return buffer.getvalue().encode("utf-8")
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    return spreadsheet_safe(value) if isinstance(value, str) else value
 
 
 def parquet_bytes(table: Table) -> bytes:
@@ -137,10 +176,14 @@ def parquet_bytes(table: Table) -> bytes:
         ) from None
     arrow_types = {bool: pa.bool_(), int: pa.int64(), float: pa.float64(), str: pa.string()}
     columns = list(zip(*table.rows, strict=True)) if table.rows else [()] * len(table.columns)
-    arrays = [
-        pa.array(list(values), type=arrow_types.get(kind, pa.string()))
-        for values, kind in zip(columns, table.types, strict=True)
-    ]
+    arrays = []
+    for values, kind in zip(columns, table.types, strict=True):
+        clean = [well_formed(v) if isinstance(v, str) else v for v in values]
+        try:
+            arrays.append(pa.array(clean, type=arrow_types.get(kind, pa.string())))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            # A value that does not fit the column's type: keep the column, as text.
+            arrays.append(pa.array([None if v is None else str(v) for v in clean], pa.string()))
     buffer = io.BytesIO()
     pq.write_table(pa.Table.from_arrays(arrays, names=list(table.columns)), buffer)
     return buffer.getvalue()

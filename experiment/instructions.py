@@ -53,7 +53,8 @@ def instructions(reading_ms: int, response_ms: int, *, source: str = "online") -
         "explicit": [
             "In this part, a sentence about the story will appear with its last word missing, "
             "for example: The key is in the ...",
-            "Type the missing word (one word, such as where an object is now) and press ENTER.",
+            "Type the missing word (one word, such as where an object is now) and press "
+            f"ENTER{' or click Submit' if online else ''}.",
             f"You have {response} for each answer.",
         ],
         "implicit": [

@@ -1,50 +1,192 @@
-"""Token-bucket rate limits for the write endpoints (in memory, per server process).
+"""Request limits with Flask-Limiter, counted in storage that every server process shares.
 
-With several gunicorn workers each keeps its own buckets, so the effective limit is the
-configured one times the number of workers; the limits guard against floods and runaway
-clients, not against a determined attacker (put the server behind a proxy for that).
+Flask-Limiter (and the ``limits`` library under it) counts requests in fixed one-minute
+windows. Its storage backends are memory (one process: two gunicorn workers would each allow
+the full limit), Redis/Valkey, Memcached and MongoDB, each a separate service to run. A study
+server is usually one machine, so the default here is a small ``limits`` storage of our own on
+a SQLite file beside the study database (``tracktale-sqlite://PATH``): shared by every worker
+on that machine, with no service to run, and kept out of the study database so that counting
+requests never waits for, or delays, the durable commits of trials (the file is written in WAL
+mode without fsync: losing counts in a power cut is harmless). For servers on several
+machines, set ``rate_limits.storage_uri`` to a Memcached or Redis URI.
+
+Counts are keyed by a keyed hash (HMAC under the app's secret key) of the address or session
+token, never by the address or token itself: the counts file holds no IP address and no token
+that could open a session.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import hmac
+import random
+import sqlite3
 import threading
 import time
-from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, current_app, request
+from flask_limiter import Limiter
+from limits import RateLimitItemPerMinute
+from limits.storage import Storage as LimitsStorage
+
+from tracktale.experiment.config import StudyConfig
+from tracktale.settings import data_dir
+
+SCHEME = "tracktale-sqlite"
+ADMIN_FAILURES_PER_MINUTE = 10
+"""Wrong admin secrets (form or ``Authorization: Bearer``) allowed per address and minute."""
 
 
-class RateLimiter:
-    """Allow ``per_minute`` events per key, in bursts of up to ``per_minute``.
+class SQLiteLimitsStorage(LimitsStorage):
+    """A ``limits`` storage on a SQLite file (fixed windows): ``tracktale-sqlite:///path``."""
 
-    Args:
-        per_minute: Refill rate and bucket size.
-        max_keys: Buckets kept (least recently used are forgotten, i.e. refilled).
-        clock: Monotonic clock in seconds (tests pass a fake one).
+    STORAGE_SCHEME = [SCHEME]
+
+    def __init__(self, uri: str, wrap_exceptions: bool = False, **options: Any) -> None:
+        super().__init__(uri, wrap_exceptions=wrap_exceptions, **options)
+        self.path = uri.removeprefix(f"{SCHEME}://")
+        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        with self._connection() as connection:
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS counts "
+                "(key TEXT PRIMARY KEY, count INTEGER NOT NULL, expires REAL NOT NULL)"
+            )
+
+    @property
+    def base_exceptions(self) -> type[Exception]:
+        """Errors the storage raises (Flask-Limiter lets requests through on them)."""
+        return sqlite3.Error
+
+    def _connection(self) -> sqlite3.Connection:
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = sqlite3.connect(self.path, timeout=10, isolation_level=None)
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=OFF")
+            self._local.connection = connection
+        return connection
+
+    def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        """Add ``amount`` to the key's window (a new window once the last one expired)."""
+        moment = time.time()
+        connection = self._connection()
+        with connection:
+            (count,) = connection.execute(
+                "INSERT INTO counts (key, count, expires) VALUES (?, ?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET "
+                "count = CASE WHEN expires <= ? THEN excluded.count "
+                "ELSE count + excluded.count END, "
+                "expires = CASE WHEN expires <= ? THEN excluded.expires ELSE expires END "
+                "RETURNING count",
+                (key, amount, moment + expiry, moment, moment),
+            ).fetchone()
+            if random.random() < 0.01:  # forget expired windows (and their keys) now and then
+                connection.execute("DELETE FROM counts WHERE expires <= ?", (moment,))
+        return int(count)
+
+    def get(self, key: str) -> int:
+        """The key's count in its current window."""
+        row = (
+            self._connection()
+            .execute("SELECT count FROM counts WHERE key = ? AND expires > ?", (key, time.time()))
+            .fetchone()
+        )
+        return int(row[0]) if row else 0
+
+    def get_expiry(self, key: str) -> float:
+        """When the key's current window ends (now if it has none)."""
+        row = (
+            self._connection()
+            .execute("SELECT expires FROM counts WHERE key = ? AND expires > ?", (key, time.time()))
+            .fetchone()
+        )
+        return float(row[0]) if row else time.time()
+
+    def check(self) -> bool:
+        """Whether the file can be read."""
+        try:
+            self._connection().execute("SELECT 1").fetchone()
+        except sqlite3.Error:
+            return False
+        return True
+
+    def reset(self) -> int | None:
+        """Forget every count."""
+        with self._connection() as connection:
+            return connection.execute("DELETE FROM counts").rowcount
+
+    def clear(self, key: str) -> None:
+        """Forget one key's count."""
+        with self._connection() as connection:
+            connection.execute("DELETE FROM counts WHERE key = ?", (key,))
+
+
+def default_storage_uri(config: StudyConfig, database_url: str) -> str:
+    """Where the counts are kept: the study's setting, else a SQLite file beside the database."""
+    if config.rate_limits.storage_uri:
+        return config.rate_limits.storage_uri
+    if database_url.startswith("sqlite:///") and ":memory:" not in database_url:
+        database = Path(database_url.removeprefix("sqlite:///")).resolve()
+        return f"{SCHEME}://{database}.ratelimits"
+    return f"{SCHEME}://{(data_dir() / 'study' / config.study_id).resolve()}.ratelimits.sqlite"
+
+
+def limit_key(kind: str, value: str | None) -> str:
+    """The key a count is kept under: ``kind`` and an HMAC of the address or token."""
+    secret = str(current_app.config["SECRET_KEY"]).encode()
+    digest = hmac.new(secret, (value or "unknown").encode(), hashlib.sha256).hexdigest()[:24]
+    return f"{kind}:{digest}"
+
+
+def address_key() -> str:
+    """The count key of the client's address."""
+    return limit_key("ip", request.remote_addr)
+
+
+def create_limiter(app: Flask, config: StudyConfig, database_url: str) -> Limiter:
+    """Flask-Limiter for the app, keyed by the client's address unless a route says otherwise.
+
+    Errors of the counting storage let requests through (``swallow_errors``): a study server
+    must not refuse a trial because a counter could not be written.
     """
+    return Limiter(
+        address_key,
+        app=app,
+        storage_uri=default_storage_uri(config, database_url),
+        strategy="fixed-window",
+        key_prefix=f"tracktale:{config.study_id}",
+        headers_enabled=True,
+        swallow_errors=True,
+    )
 
-    def __init__(self, per_minute: int, max_keys: int = 100_000, clock=time.monotonic) -> None:
-        self.capacity = float(per_minute)
-        self.rate = per_minute / 60.0
-        self.max_keys = max_keys
-        self.clock = clock
-        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
-        self._lock = threading.Lock()
 
-    def allow(self, key: str) -> float:
-        """Take one token for ``key``.
+ADMIN_FAILURES = RateLimitItemPerMinute(ADMIN_FAILURES_PER_MINUTE)
 
-        Returns:
-            0 when allowed, else the seconds until a token is available.
-        """
-        with self._lock:
-            moment = self.clock()
-            tokens, last = self._buckets.pop(key, (self.capacity, moment))
-            tokens = min(self.capacity, tokens + (moment - last) * self.rate)
-            wait = 0.0
-            if tokens >= 1:
-                tokens -= 1
-            else:
-                wait = (1 - tokens) / self.rate
-            self._buckets[key] = (tokens, moment)
-            while len(self._buckets) > self.max_keys:
-                self._buckets.popitem(last=False)
-            return wait
+
+def admin_failures_exceeded(limiter: Limiter, address: str | None) -> bool:
+    """Whether this address has used up its wrong admin secrets for the minute."""
+    try:
+        return not limiter.limiter.test(ADMIN_FAILURES, "admin-failures", limit_key("ip", address))
+    except Exception:  # noqa: BLE001 - a broken counter must not lock the admin out
+        return False
+
+
+def note_admin_failure(limiter: Limiter, address: str | None) -> None:
+    """Count one wrong admin secret from this address."""
+    with contextlib.suppress(Exception):  # counting is best effort
+        limiter.limiter.hit(ADMIN_FAILURES, "admin-failures", limit_key("ip", address))
+
+
+def retry_after_seconds(limiter: Limiter, address: str | None) -> int:
+    """Seconds until the address may try an admin secret again."""
+    try:
+        reset, _ = limiter.limiter.get_window_stats(
+            ADMIN_FAILURES, "admin-failures", limit_key("ip", address)
+        )
+    except Exception:  # noqa: BLE001
+        return 60
+    return max(1, round(reset - time.time()))

@@ -3,8 +3,9 @@
 The browser study and the lab mode present a planned trial with :func:`present_trial` and
 score what the participant did with :func:`score_trial`. Texts come from the item as the
 stimulus set stores them; typed answers are scored by the item's paradigm
-(``score_response``), choices by the planned side of the good option. The answer never leaves
-the server except as practice feedback.
+(``score_response``) under one of :data:`TYPED_RULES`, choices by the planned side of the good
+option. The answer never leaves the server except as practice feedback, after the answer
+(:func:`practice_feedback`); the browser is served :func:`served_content`, which has none.
 """
 
 from __future__ import annotations
@@ -21,14 +22,33 @@ IMPLICIT_QUESTION = "Which sentence continues the story?"
 """The prompt above the two continuations of an implicit trial."""
 SIDES = ("left", "right")
 MAX_TYPED_LENGTH = 200
+TYPED_RULES = ("one-answer", "contains")
+"""How a typed answer is scored in the human study:
+
+- ``one-answer`` (our default for people; the paper does not say how it scored typed human
+  answers): the paradigm's judgement, and incorrect when the response names more than one
+  candidate answer (``several_answers``), so that ``box bag basket drawer`` is not correct.
+- ``contains``: the paradigm's judgement alone (for narrative items the paper's rule for model
+  outputs: the response contains the target word).
+
+Both judgements are stored (``correct`` and ``correct_paper_rule``) whichever is chosen."""
 
 
 @dataclass(frozen=True)
 class ScoredResponse:
-    """A response as stored: the text (typed, or the chosen option's text) and correctness."""
+    """A response as stored: the text (typed, or the chosen option's text) and correctness.
+
+    Attributes:
+        response: The typed text, or the chosen option's text; ``None`` after a timeout.
+        correct: By the study's rule.
+        correct_paper_rule: By the paradigm's own ``score_response`` (for choices: the same).
+        flags: Names from :data:`tracktale.trial.TRIAL_FLAGS` the scoring raised.
+    """
 
     response: str | None
     correct: bool
+    correct_paper_rule: bool | None = None
+    flags: tuple[str, ...] = ()
 
 
 def options(item: Item, planned: PlannedTrial) -> tuple[str, str]:
@@ -83,7 +103,16 @@ def present_trial(item: Item, planned: PlannedTrial) -> dict[str, Any]:
     return shown
 
 
-def score_trial(item: Item, planned: PlannedTrial, response: str | None) -> ScoredResponse:
+def served_content(item: Item, planned: PlannedTrial) -> dict[str, Any]:
+    """What the browser is sent when a trial starts: :func:`present_trial` without feedback."""
+    shown = present_trial(item, planned)
+    shown.pop("feedback", None)
+    return shown
+
+
+def score_trial(
+    item: Item, planned: PlannedTrial, response: str | None, rule: str = "one-answer"
+) -> ScoredResponse:
     """Score a response to a planned trial.
 
     Args:
@@ -91,20 +120,35 @@ def score_trial(item: Item, planned: PlannedTrial, response: str | None) -> Scor
         planned: The planned trial (its task and good side).
         response: Typed text for explicit trials, ``"left"``/``"right"`` for two-alternative
             trials, ``None`` after a timeout (always incorrect).
+        rule: One of :data:`TYPED_RULES` (typed answers only).
 
     Returns:
-        The stored response (typed text, or the chosen option's text) and its correctness.
+        The stored response (typed text, or the chosen option's text), its correctness by
+        the rule and by the paradigm's own judgement, and the flags scoring raised.
 
     Raises:
-        TracktaleError: If a two-alternative response is not a side.
+        TracktaleError: If a two-alternative response is not a side, or the rule is unknown.
     """
+    if rule not in TYPED_RULES:
+        raise TracktaleError(f"unknown typed-answer rule {rule!r} (choose from {TYPED_RULES})")
     if response is None:
-        return ScoredResponse(None, False)
+        return ScoredResponse(None, False, False)
     if planned.task == "explicit":
         text = response.strip()[:MAX_TYPED_LENGTH]
-        correct = bool(get_paradigm(item.paradigm).score_response(item, text)["correct"])
-        return ScoredResponse(text, correct)
+        judged = get_paradigm(item.paradigm).score_response(item, text)
+        paper = bool(judged["correct"])
+        several = bool(judged.get("several_answers", False))
+        correct = paper and not (several and rule == "one-answer")
+        return ScoredResponse(text, correct, paper, ("several_answers",) if several else ())
     if response not in SIDES:
         raise TracktaleError(f"a choice must be 'left' or 'right', got {response!r}")
     chosen = options(item, planned)[SIDES.index(response)]
-    return ScoredResponse(chosen, response == planned.good_side)
+    correct = response == planned.good_side
+    return ScoredResponse(chosen, correct, correct)
+
+
+def practice_feedback(item: Item, planned: PlannedTrial, correct: bool, timed_out: bool) -> dict:
+    """The verdict a practice trial's feedback screen shows, by the server's scoring."""
+    if planned.task == "explicit":
+        return {"correct": correct, "timed_out": timed_out, "answer": item.answer}
+    return {"correct": correct, "timed_out": timed_out, "good_side": planned.good_side}

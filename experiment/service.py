@@ -2,7 +2,9 @@
 
 The Flask API is a thin layer over :class:`StudyService`; the lab mode can call it directly.
 Every write is checked against the participant's stored plan (the right item at the right
-position, the right kind of response) and scored here, never by the client.
+position, the right kind of response) and scored here, never by the client. Trials are served
+one at a time and answered in order (:mod:`.trialflow`); a second browser that takes a session
+over is recorded, and the first one's token is refused with ``reason: taken_over``.
 """
 
 from __future__ import annotations
@@ -14,16 +16,18 @@ from typing import Any
 
 from tracktale.errors import TracktaleError
 from tracktale.experiment.config import StudyConfig
-from tracktale.experiment.design import PlannedTrial, SessionPlan, build_session, session_seed_for
+from tracktale.experiment.design import SessionPlan, build_session
 from tracktale.experiment.instructions import GENDERS
-from tracktale.experiment.scoring import present_trial, score_trial
-from tracktale.experiment.storage import Participant, SaveResult, Storage, hash_token
+from tracktale.experiment.pseudonyms import session_seed, study_salt
+from tracktale.experiment.storage import Participant, Storage, hash_token
+from tracktale.experiment.trialflow import Answered, TrialDesk
 from tracktale.experiment.validation import ApiError
 from tracktale.stimulus_set import StimulusSet, is_stimulus_set, read_stimulus_set
-from tracktale.trial import TrialRecord
 
 SURVEY_QUESTIONS = ("age", "gender", "native_language", "attentive", "no_ai_assistance")
 """Every question the end-of-study survey asks (all must be answered to complete)."""
+FINAL_STATUSES = ("completed", "screened_out", "returned")
+"""Statuses a participant cannot leave without the admin's explicit confirmation."""
 
 
 @dataclass(frozen=True)
@@ -77,13 +81,30 @@ class StudyService:
         config: The study configuration.
         storage: The database.
         stimulus_set: The human-protocol set the study shows.
+        salt: The secret salt of seeds and pseudonyms (default: the one kept in the database;
+            see :mod:`.pseudonyms`).
     """
 
-    def __init__(self, config: StudyConfig, storage: Storage, stimulus_set: StimulusSet) -> None:
+    def __init__(
+        self,
+        config: StudyConfig,
+        storage: Storage,
+        stimulus_set: StimulusSet,
+        salt: str | None = None,
+    ) -> None:
         self.config = config
         self.storage = storage
         self.stimuli = stimulus_set
+        self._salt = salt
+        self.desk = TrialDesk(self)
         check_stimuli(stimulus_set, config)
+
+    @property
+    def salt(self) -> str:
+        """The study's secret salt (made and kept in the database on first use)."""
+        if self._salt is None:
+            self._salt = study_salt(self.storage)
+        return self._salt
 
     def plan(self, list_id: str, session_seed: int) -> SessionPlan:
         """The session a list and seed give (the same one every time)."""
@@ -104,13 +125,22 @@ class StudyService:
         """Start a session, or resume the one this Prolific id already has.
 
         A session resumes with its token (the same browser) or with the same Prolific session
-        id (another browser: a new token is issued). A completed, screened-out or returned
-        participant cannot start again.
+        id (another browser, which takes the session over: a new token is issued, the old one
+        is revoked and the takeover recorded). A completed, screened-out or returned
+        participant cannot start again; a completed one who returns with the same browser's
+        token is told the completion code again.
 
         Raises:
             ApiError: 409 if the participant may not continue, 403 if the session cannot be
-                proven to be theirs.
+                proven to be theirs or the link names another Prolific study.
         """
+        expected_study = self.config.prolific.study_id
+        if source == "online" and expected_study and prolific_study_id != expected_study:
+            raise ApiError(
+                403,
+                "this link belongs to another study; please open the study from Prolific",
+                reason="wrong_study",
+            )
         existing = self.storage.get_participant(self.config.study_id, prolific_pid)
         if existing is None:
             return self._register(
@@ -120,11 +150,15 @@ class StudyService:
                 source=source,
                 user_agent=user_agent,
             )
-        self._refuse_finished(existing)
-        if token and hmac.compare_digest(hash_token(token), existing.token_hash):
+        same_browser = bool(token) and hmac.compare_digest(
+            hash_token(token or ""), existing.token_hash
+        )
+        self._refuse_finished(existing, show_code=same_browser)
+        if same_browser:
             return SessionStart(existing, token, resumed=True)
         if prolific_session_id and prolific_session_id == existing.prolific_session_id:
-            return SessionStart(existing, self.storage.new_token(existing.participant_id), True)
+            fresh, _ = self.storage.new_token(existing.participant_id, user_agent)
+            return SessionStart(self.authenticate(fresh), fresh, True)
         raise ApiError(
             403,
             "this study was started in another browser; please continue there "
@@ -165,7 +199,7 @@ class StudyService:
         user_agent: str | None,
     ) -> SessionStart:
         study_id = self.config.study_id
-        seed = session_seed_for(self.config.design.seed, study_id, participant_key)
+        seed = session_seed(self.salt, self.config.design.seed, study_id, participant_key)
         try:
             participant, token = self.storage.create_participant(
                 study_id=study_id,
@@ -182,25 +216,47 @@ class StudyService:
             raise ApiError(409, "this session is being started in another window") from None
         return SessionStart(participant, token, resumed=False)
 
-    def _refuse_finished(self, participant: Participant) -> None:
+    @property
+    def completion_code(self) -> str:
+        """The Prolific completion code."""
+        return self.config.prolific.completion_code
+
+    def _refuse_finished(self, participant: Participant, show_code: bool = False) -> None:
         messages = {
             "completed": "you have already completed this study",
             "screened_out": "you did not consent to this study and cannot start it again",
             "returned": "this study was returned and cannot be started again",
         }
-        if participant.status in messages:
-            raise ApiError(409, messages[participant.status], participant_status=participant.status)
+        if participant.status not in messages:
+            return
+        extra: dict[str, Any] = {"participant_status": participant.status}
+        if participant.status == "completed" and show_code:
+            # Only the browser that completed (its token) is told the code again.
+            extra["completion_code"] = self.completion_code
+            extra["redirect"] = self.config.prolific.redirect(self.completion_code)
+        raise ApiError(409, messages[participant.status], **extra)
 
     def authenticate(self, token: str | None) -> Participant:
         """The participant whose session token this is.
 
         Raises:
-            ApiError: 401 without a valid token.
+            ApiError: 401 without a valid token; ``reason: taken_over`` when the token was
+                replaced because another browser took the session over.
         """
         participant = self.storage.participant_by_token(token) if token else None
         if participant is None or participant.study_id != self.config.study_id:
+            if token and self.storage.journal.revoked(hash_token(token)):
+                raise ApiError(
+                    401,
+                    "this study was opened in another browser or window; please continue there",
+                    reason="taken_over",
+                )
             raise ApiError(401, "unknown or expired session; reload the page")
         return participant
+
+    def check_session_stimuli(self, participant: Participant) -> None:
+        """Refuse a session that started on another stimulus set (409)."""
+        self._check_stimuli(participant)
 
     def _check_stimuli(self, participant: Participant) -> None:
         if participant.stimulus_sha256 != self.stimuli.sha256:
@@ -211,7 +267,11 @@ class StudyService:
             )
 
     def session_state(self, participant: Participant) -> dict[str, Any]:
-        """What the front end needs to (re)build the session."""
+        """What the front end needs to (re)build the session: the plan's outline, no content.
+
+        Each trial is given by position, block, task and role only; its story, question and
+        options are served when it starts (:meth:`serve_trial`).
+        """
         self._check_stimuli(participant)
         plan = participant.plan
         return {
@@ -219,6 +279,7 @@ class StudyService:
             "list_id": participant.list_id,
             "status": participant.status,
             "consent": participant.consent,
+            "browser": participant.browser,
             "done": self.storage.trial_indices(participant.participant_id),
             "survey_done": self._survey_done(participant),
             "stimulus_sha256": participant.stimulus_sha256,
@@ -227,10 +288,21 @@ class StudyService:
                 "reading_ms": self.config.timing.reading_ms,
                 "response_ms": self.config.timing.response_ms,
             },
+            "n_trials": len(plan.trials),
             "trials": [
-                present_trial(self.stimuli.get(planned.item_id), planned) for planned in plan.trials
+                {
+                    "index": planned.trial_index,
+                    "block": planned.block,
+                    "task": planned.task,
+                    "role": planned.role,
+                }
+                for planned in plan.trials
             ],
         }
+
+    def serve_trial(self, participant: Participant, trial_index: int) -> dict[str, Any]:
+        """Serve a trial's content as it starts (see :meth:`.TrialDesk.serve`)."""
+        return self.desk.serve(participant, trial_index)
 
     # writes ------------------------------------------------------------------------------
 
@@ -240,76 +312,16 @@ class StudyService:
         if participant.consent and not consent:
             raise ApiError(409, "consent was already given; to withdraw, return the study")
         self.storage.set_consent(participant.participant_id, consent)
+        self.storage.journal.record_event(
+            participant.study_id, participant.participant_id, "consent", {"consent": consent}
+        )
         return (
             None if consent else self.config.prolific.redirect(self.config.prolific.screenout_code)
         )
 
-    def record_trial(self, participant: Participant, data: Mapping[str, Any]) -> SaveResult:
-        """Check a trial against the plan, score it and store it once.
-
-        Args:
-            participant: The authenticated participant.
-            data: The validated request body (see ``api.TRIAL_FIELDS``).
-
-        Raises:
-            ApiError: 409 before consent or after the end; 422 if the trial contradicts the plan.
-        """
-        if participant.status != "started" or not participant.consent:
-            raise ApiError(409, "trials can only be saved after consent, before completion")
-        self._check_stimuli(participant)
-        planned = self._planned(participant, data)
-        timed_out = data["timed_out"]
-        response = data.get("response")
-        if timed_out != (response is None):
-            raise ApiError(422, "a timed-out trial has no response, any other trial has one")
-        if (response is None) != (data.get("response_time_ms") is None):
-            raise ApiError(422, "response_time_ms must be given exactly when there is a response")
-        item = self.stimuli.get(planned.item_id)
-        try:
-            scored = score_trial(item, planned, response)
-        except TracktaleError as error:
-            raise ApiError(422, str(error)) from None
-        record = TrialRecord.from_dict(
-            {
-                "client_trial_id": data["client_trial_id"],
-                "participant_id": participant.participant_id,
-                "study_id": participant.study_id,
-                "source": participant.source,
-                "stimulus_sha256": participant.stimulus_sha256,
-                "item_id": item.item_id,
-                "role": planned.role,
-                "task": planned.task,
-                "list_id": participant.list_id,
-                "block": planned.block,
-                "trial_index": planned.trial_index,
-                "response": scored.response,
-                "correct": scored.correct,
-                "timed_out": timed_out,
-                "reading_time_ms": data["reading_time_ms"],
-                "reading_timed_out": data["reading_timed_out"],
-                "response_time_ms": data.get("response_time_ms"),
-                "good_side": planned.good_side,
-                "screen_width": data["screen_width"],
-                "screen_height": data["screen_height"],
-                "blur_count": data["blur_count"],
-                "hidden_count": data["hidden_count"],
-                "restarts": data.get("restarts", 0),
-            }
-        )
-        try:
-            return self.storage.save_trial(record)
-        except TracktaleError as error:
-            raise ApiError(409, str(error)) from None
-
-    def _planned(self, participant: Participant, data: Mapping[str, Any]) -> PlannedTrial:
-        trials = participant.plan.trials
-        index = data["trial_index"]
-        if index >= len(trials):
-            raise ApiError(422, f"trial_index {index} is beyond this session's {len(trials)}")
-        planned = trials[index]
-        if (data["item_id"], data["task"]) != (planned.item_id, planned.task):
-            raise ApiError(422, f"trial {index} shows another item or task")
-        return planned
+    def record_trial(self, participant: Participant, data: Mapping[str, Any]) -> Answered:
+        """Check, score, flag and store an answer (see :meth:`.TrialDesk.answer`)."""
+        return self.desk.answer(participant, data)
 
     def record_survey(self, participant: Participant, answers: Mapping[str, Any]) -> int:
         """Store the end-of-study answers (validated by the API); returns how many were new."""
@@ -333,6 +345,34 @@ class StudyService:
             for trial in participant.plan.trials
             if trial.trial_index not in stored
         ]
+
+    def change_status(
+        self, participant_id: str, status: str, *, confirmed: bool, by: dict[str, Any]
+    ) -> None:
+        """Mark a participant ``returned``, or reopen one (``started``), as the admin asks.
+
+        Leaving a final status (completed, screened out, returned) needs ``confirmed``; every
+        change is recorded as a ``status`` event with who asked.
+
+        Raises:
+            ApiError: 400 for another status or a reopening without confirmation, 404 for a
+                participant of another study.
+        """
+        if status not in ("returned", "started"):
+            raise ApiError(400, "the status can only be set to returned or started")
+        people = self.storage.participants(self.config.study_id)
+        person = next((p for p in people if p.participant_id == participant_id), None)
+        if person is None:
+            raise ApiError(404, f"no participant {participant_id!r} in this study")
+        if status == "started" and person.status in FINAL_STATUSES and not confirmed:
+            raise ApiError(400, f"reopening a {person.status} participant needs confirmation")
+        self.storage.set_status(participant_id, status)
+        self.storage.journal.record_event(
+            self.config.study_id,
+            participant_id,
+            "status",
+            {"from": person.status, "to": status, **by},
+        )
 
     def complete(self, participant: Participant) -> str:
         """Mark the session completed once every trial and survey answer is stored.

@@ -64,6 +64,7 @@ class SimulationReport:
         trials_acknowledged: Trials the server acknowledged (stored or duplicate).
         latencies: Seconds of each acknowledged trial POST (last attempt, as the client saw it).
         server_latencies: The server's own handling time of the same POSTs.
+        serve_latencies: Seconds of each trial's serve (the wait before a trial starts).
         retries: Requests retried after a network error, 5xx or 429.
         errors: One line per participant that failed.
         participant_ids: The server's ids of the simulated participants.
@@ -75,6 +76,7 @@ class SimulationReport:
     trials_acknowledged: int = 0
     latencies: list[float] = field(default_factory=list)
     server_latencies: list[float] = field(default_factory=list)
+    serve_latencies: list[float] = field(default_factory=list)
     retries: int = 0
     errors: list[str] = field(default_factory=list)
     participant_ids: list[str] = field(default_factory=list)
@@ -87,6 +89,7 @@ class SimulationReport:
         self.trials_acknowledged += other.trials_acknowledged
         self.latencies.extend(other.latencies)
         self.server_latencies.extend(other.server_latencies)
+        self.serve_latencies.extend(other.serve_latencies)
         self.retries += other.retries
         self.errors.extend(other.errors)
         self.participant_ids.extend(other.participant_ids)
@@ -175,7 +178,7 @@ def _typed(rng: random.Random, item: Item, correct: bool) -> str:
 
 
 def good_sides(stimuli: StimulusSet, shown_trials: Sequence[dict[str, Any]]) -> list[str | None]:
-    """Where the good option is on each trial, read from the options' texts and the items.
+    """Where the good option is on each served trial, read from the options' texts and items.
 
     The page is not told which side is correct; a simulated participant who "knows" the
     answer recognises the good continuation by its text, exactly as a person would.
@@ -250,9 +253,17 @@ def _answer_trials(
 ) -> None:
     done = set(session["done"])
     timing = session["timing"]
-    for shown, side in zip(session["trials"], good_sides(stimuli, session["trials"]), strict=True):
-        if shown["index"] in done:
+    token = session["token"]
+    for outline in session["trials"]:
+        if outline["index"] in done:
             continue
+        # As the page does: the trial's content is served when it starts.
+        served = _expect(
+            client.post("/api/serve", {"trial_index": outline["index"]}, token=token),
+            f"serving trial {outline['index']}",
+        )
+        shown = served.data["trial"]
+        (side,) = good_sides(stimuli, [shown])
         item = stimuli.get(shown["item_id"])
         body = behave(rng, person, item, {**shown, "good_side": side}, timing)
         body["client_trial_id"] = (
@@ -262,13 +273,12 @@ def _answer_trials(
             shown_ms = body["reading_time_ms"] + (body["response_time_ms"] or timing["response_ms"])
             sleep(pace * shown_ms / 1000)
         report.trials_sent += 1
-        reply = _expect(
-            client.post("/api/trials", body, token=session["token"]), f"trial {shown['index']}"
-        )
+        reply = _expect(client.post("/api/trials", body, token=token), f"trial {shown['index']}")
         report.trials_acknowledged += 1
         report.latencies.append(reply.seconds)
         if reply.server_seconds is not None:
             report.server_latencies.append(reply.server_seconds)
+        report.serve_latencies.append(served.seconds)
 
 
 def session_report(

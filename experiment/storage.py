@@ -4,7 +4,8 @@ SQLite in WAL mode is the embedded default; any SQLAlchemy URL works, PostgreSQL
 Trials are unique on ``client_trial_id`` and on ``(participant_id, trial_index)``, so a trial
 saved twice (a retry after a lost acknowledgement) is stored once, and a trial can never be
 recorded twice under different ids. The browser study and the lab mode write through the same
-:class:`Storage`.
+:class:`Storage`; its :attr:`Storage.journal` is the server's record of what was served to
+which browser (:mod:`.journal`). The tables are defined in :mod:`.tables`.
 """
 
 from __future__ import annotations
@@ -26,84 +27,19 @@ from sqlalchemy.engine import Engine
 from tracktale.errors import TracktaleError
 from tracktale.experiment.design import SessionPlan, assign_list
 from tracktale.experiment.groupcommit import GroupCommitter
+from tracktale.experiment.journal import Journal
+from tracktale.experiment.tables import (
+    add_missing_columns,
+    meta,
+    metadata,
+    participants,
+    survey_answers,
+    trial_serves,
+    trials,
+)
 from tracktale.trial import PARTICIPANT_STATUSES, ParticipantRecord, TrialRecord
 
-metadata = sa.MetaData()
-
-participants = sa.Table(
-    "participants",
-    metadata,
-    sa.Column("participant_id", sa.String(32), primary_key=True),
-    sa.Column("study_id", sa.String(64), nullable=False),
-    sa.Column("prolific_pid", sa.String(64), nullable=False),
-    sa.Column("prolific_study_id", sa.String(64)),
-    sa.Column("prolific_session_id", sa.String(64)),
-    sa.Column("source", sa.String(16), nullable=False),
-    sa.Column("list_id", sa.String(16), nullable=False),
-    sa.Column("session_seed", sa.BigInteger, nullable=False),
-    sa.Column("plan_json", sa.Text, nullable=False),
-    sa.Column("stimulus_sha256", sa.String(64), nullable=False),
-    sa.Column("status", sa.String(16), nullable=False),
-    sa.Column("consent", sa.Boolean),
-    sa.Column("token_hash", sa.String(64), nullable=False),
-    sa.Column("user_agent", sa.String(512)),
-    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
-    sa.Column("completed_at", sa.DateTime(timezone=True)),
-    sa.UniqueConstraint("study_id", "prolific_pid", name="uq_participant_pid"),
-)
-
-
-def _trial_columns() -> list[sa.Column]:
-    columns = []
-    hints = {
-        "response": sa.Text,
-        "reading_time_ms": sa.Float,
-        "response_time_ms": sa.Float,
-        "client_trial_id": sa.String(64),
-    }
-    for field in dataclasses.fields(TrialRecord):
-        kind = hints.get(field.name)
-        if kind is None:
-            base = str(field.type).split("|")[0].strip()
-            kind = {"bool": sa.Boolean, "int": sa.Integer, "float": sa.Float}.get(
-                base, sa.String(128)
-            )
-        nullable = "None" in str(field.type)
-        columns.append(sa.Column(field.name, kind, nullable=nullable))
-    return columns
-
-
-trials = sa.Table(
-    "trials",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    *_trial_columns(),
-    sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
-    sa.UniqueConstraint("client_trial_id", name="uq_trial_client_id"),
-    sa.UniqueConstraint("participant_id", "trial_index", name="uq_trial_position"),
-    sa.ForeignKeyConstraint(["participant_id"], ["participants.participant_id"]),
-)
-
-survey_answers = sa.Table(
-    "survey_answers",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("participant_id", sa.String(32), nullable=False),
-    sa.Column("question", sa.String(64), nullable=False),
-    sa.Column("answer_json", sa.Text, nullable=False),
-    sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
-    sa.UniqueConstraint("participant_id", "question", name="uq_survey_answer"),
-    sa.ForeignKeyConstraint(["participant_id"], ["participants.participant_id"]),
-)
-
-meta = sa.Table(
-    "meta",
-    metadata,
-    sa.Column("key", sa.String(64), primary_key=True),
-    sa.Column("value", sa.Text, nullable=False),
-)
-
+__all__ = ["Participant", "SaveResult", "Storage", "hash_token", "metadata", "now"]
 
 _ASSIGNMENT_LOCK = "list_assignment_lock"
 
@@ -137,6 +73,8 @@ class Participant:
     token_hash: str
     created_at: dt.datetime
     completed_at: dt.datetime | None
+    browser: int = 1
+    """The browser now holding the session (1, then 2 after a takeover, ...)."""
 
 
 @dataclass(frozen=True)
@@ -199,7 +137,13 @@ class Storage:
         if create:
             self._create_tables()
             self.meta_value(_ASSIGNMENT_LOCK, lambda: "0")
-        self._trial_writer = GroupCommitter(self.engine, trials)
+        self._trial_writer = GroupCommitter(self.engine, trials, trial_serves)
+        self.journal = Journal(self.engine, lambda: now(), self._trial_writer)
+
+    @staticmethod
+    def now() -> dt.datetime:
+        """The current time in UTC (the clock every server-side time is read from)."""
+        return now()
 
     def _create_tables(self) -> None:
         # Several server processes may start at once on a new database; creating a table that
@@ -207,6 +151,7 @@ class Storage:
         for attempt in range(10):
             try:
                 metadata.create_all(self.engine)
+                add_missing_columns(self.engine)
                 return
             except sa.exc.DatabaseError as error:
                 if attempt == 9:
@@ -238,10 +183,14 @@ class Storage:
             ).first()
         return _participant(row) if row else None
 
-    def list_counts(self, study_id: str) -> dict[str, int]:
-        """Participants per list who still take part (started or completed)."""
+    def list_counts(self, study_id: str, *, simulated: bool = False) -> dict[str, int]:
+        """Participants per list who still take part (started or completed).
+
+        Simulated participants are balanced among themselves and never counted with real
+        ones (``simulated=True`` gives their counts).
+        """
         with self.engine.connect() as connection:
-            return self._list_counts(connection, study_id)
+            return self._list_counts(connection, study_id, simulated)
 
     def create_participant(
         self,
@@ -282,7 +231,7 @@ class Storage:
             connection.execute(
                 meta.update().where(meta.c.key == _ASSIGNMENT_LOCK).values(value=meta.c.value)
             )
-            counts = self._list_counts(connection, study_id)
+            counts = self._list_counts(connection, study_id, source == "simulated")
             plan: SessionPlan = make_plan(assign_list(counts))
             row = {
                 "participant_id": "P" + secrets.token_hex(8),
@@ -298,10 +247,11 @@ class Storage:
                 "status": "started",
                 "consent": None,
                 "token_hash": hash_token(token),
-                "user_agent": (user_agent or "")[:512] or None,
+                "user_agent": clean_header(user_agent),
                 "created_at": moment,
                 "updated_at": moment,
                 "completed_at": None,
+                "browser": 1,
             }
             try:
                 connection.execute(participants.insert().values(**row))
@@ -309,25 +259,67 @@ class Storage:
                 raise TracktaleError(
                     f"participant {prolific_pid!r} is already registered"
                 ) from None
+            self.journal.add_browser(
+                connection, row["participant_id"], row["token_hash"], 1, row["user_agent"]
+            )
+            self.journal.record_event(
+                study_id,
+                row["participant_id"],
+                "started",
+                {"source": source, "list_id": plan.list_id, "user_agent": row["user_agent"]},
+                connection=connection,
+            )
         return _participant(row), token
 
     @staticmethod
-    def _list_counts(connection: sa.Connection, study_id: str) -> dict[str, int]:
+    def _list_counts(
+        connection: sa.Connection, study_id: str, simulated: bool = False
+    ) -> dict[str, int]:
+        source = participants.c.source
         rows = connection.execute(
             sa.select(participants.c.list_id, sa.func.count())
             .where(
                 participants.c.study_id == study_id,
                 participants.c.status.in_(("started", "completed")),
+                source == "simulated" if simulated else source != "simulated",
             )
             .group_by(participants.c.list_id)
         ).all()
         return {list_id: count for list_id, count in rows}
 
-    def new_token(self, participant_id: str) -> str:
-        """Issue a fresh session token (a participant resuming in another browser)."""
+    def new_token(self, participant_id: str, user_agent: str | None = None) -> tuple[str, int]:
+        """Issue a fresh session token to another browser, which takes the session over.
+
+        The earlier token is revoked (and remembered as such) and the takeover is recorded.
+
+        Returns:
+            The token and the new browser's number.
+        """
         token = secrets.token_urlsafe(24)
-        self._update(participant_id, token_hash=hash_token(token))
-        return token
+        agent = clean_header(user_agent)
+        with self.engine.begin() as connection:
+            row = connection.execute(
+                sa.select(participants.c.study_id, participants.c.browser).where(
+                    participants.c.participant_id == participant_id
+                )
+            ).first()
+            if row is None:
+                raise TracktaleError(f"no participant {participant_id!r}")
+            browser = (row.browser or 1) + 1
+            connection.execute(
+                participants.update()
+                .where(participants.c.participant_id == participant_id)
+                .values(token_hash=hash_token(token), browser=browser, updated_at=now())
+            )
+            self.journal.add_browser(connection, participant_id, hash_token(token), browser, agent)
+            self.journal.record_event(
+                row.study_id,
+                participant_id,
+                "takeover",
+                {"browser": browser, "user_agent": agent},
+                connection=connection,
+            )
+        return token, browser
 
     def set_consent(self, participant_id: str, consent: bool) -> None:
         """Record the consent decision; declining screens the participant out."""
@@ -365,7 +357,7 @@ class Storage:
 
     # trials ------------------------------------------------------------------------------
 
-    def save_trial(self, record: TrialRecord) -> SaveResult:
+    def save_trial(self, record: TrialRecord, received_at: dt.datetime | None = None) -> SaveResult:
         """Store a trial once.
 
         Returns:
@@ -376,7 +368,7 @@ class Storage:
             TracktaleError: If the id belongs to another participant or position, or the
                 position already holds a trial with another id.
         """
-        row = {**record.to_dict(), "received_at": now()}
+        row = {**record.to_dict(), "received_at": received_at or now()}
         if self._trial_writer.insert(row):
             return SaveResult("stored", record.client_trial_id)
         with self.engine.connect() as connection:
@@ -401,10 +393,17 @@ class Storage:
             .limit(limit)
         )
         with self.engine.connect() as connection:
-            return [
-                TrialRecord(**dict(zip(names, row, strict=True)))
-                for row in connection.execute(query)
-            ]
+            return [_trial(names, row) for row in connection.execute(query)]
+
+    def answered_before(self, participant_id: str, trial_index: int) -> int:
+        """How many of the positions before ``trial_index`` hold an answer."""
+        with self.engine.connect() as connection:
+            return connection.execute(
+                sa.select(sa.func.count()).where(
+                    trials.c.participant_id == participant_id,
+                    trials.c.trial_index < trial_index,
+                )
+            ).scalar_one()
 
     def trial_indices(self, participant_id: str) -> list[int]:
         """The positions a participant has answered, ascending."""
@@ -426,7 +425,7 @@ class Storage:
             query = query.where(trials.c.study_id == study_id)
         with self.engine.connect() as connection:
             for row in connection.execute(query):
-                yield TrialRecord(**dict(zip(names, row, strict=True)))
+                yield _trial(names, row)
 
     def trial_counts(self, study_id: str | None = None) -> dict[str, int]:
         """Stored trials per participant."""
@@ -473,12 +472,13 @@ class Storage:
         answers: dict[str, dict[str, Any]] = {}
         with self.engine.connect() as connection:
             for pid, question, answer in connection.execute(query):
-                answers.setdefault(pid, {})[question] = json.loads(answer)
+                answers.setdefault(pid, {})[question] = _answer(answer)
         return answers
 
     def participant_records(self, study_id: str | None = None) -> list[ParticipantRecord]:
         """Participants as the analysis reads them (survey answers joined in)."""
         answers = self.survey()
+        browser_counts = self.journal.browser_counts()
         records = []
         for person in self.participants(study_id):
             given = answers.get(person.participant_id, {})
@@ -498,6 +498,7 @@ class Storage:
                     stimulus_sha256=person.stimulus_sha256,
                     started_at=person.created_at.isoformat(),
                     completed_at=person.completed_at.isoformat() if person.completed_at else None,
+                    browsers=browser_counts.get(person.participant_id, person.browser),
                 )
             )
         return records
@@ -549,7 +550,34 @@ def _participant(row: Any) -> Participant:
         token_hash=data["token_hash"],
         created_at=_utc(data["created_at"]),
         completed_at=_utc(data["completed_at"]) if data["completed_at"] else None,
+        browser=data.get("browser") or 1,
     )
+
+
+def _trial(names: list[str], row: Any) -> TrialRecord:
+    data = dict(zip(names, row, strict=True))
+    # Rows stored before a field existed read back as its default.
+    if data.get("flags") is None:
+        data["flags"] = ""
+    if data.get("restarts") is None:
+        data["restarts"] = 0
+    return TrialRecord(**data)
+
+
+def _answer(answer_json: str) -> Any:
+    # An answer that is not JSON (a database edited by hand) is kept as its text.
+    try:
+        return json.loads(answer_json)
+    except (TypeError, ValueError):
+        return answer_json
+
+
+def clean_header(value: str | None, limit: int = 512) -> str | None:
+    """A request header as stored: control characters dropped, at most ``limit`` characters."""
+    if not value:
+        return None
+    cleaned = "".join(char for char in value if char.isprintable())
+    return cleaned[:limit] or None
 
 
 @functools.lru_cache(maxsize=4096)

@@ -19,6 +19,23 @@ TRIAL_TASKS = ("explicit", "implicit", "comprehension")
 ``comprehension``: a filler's question about a story detail."""
 SOURCES = ("online", "lab", "simulated")
 """Where a session ran: the browser study, the PsychoPy lab mode, or a simulated participant."""
+TRIAL_FLAGS = (
+    "several_answers",
+    "faster_than_reported",
+    "later_than_limits",
+    "times_over_limits",
+)
+"""What the server flags on a trial (stored, never dropped):
+
+- ``several_answers``: a typed answer names more than one candidate answer (for narrative
+  items, more than one container noun of the lexicon); scored incorrect by the default rule.
+- ``faster_than_reported``: the answer arrived sooner after the trial was served than the
+  browser's reading and response times add up to: those times cannot be true.
+- ``later_than_limits``: the answer arrived later after the trial was served than both time
+  limits allow (an answer delivered late from the browser's offline queue, or one given
+  after the limits).
+- ``times_over_limits``: the browser reports a reading or response time beyond its limit,
+  which the page's own timers make impossible."""
 
 
 @dataclass(frozen=True)
@@ -49,7 +66,19 @@ class TrialRecord:
         blur_count: Times the window lost focus during the trial.
         hidden_count: Times the page became hidden during the trial.
         restarts: Times the trial was shown before and interrupted (the page was reloaded
-            mid-trial, so the story was seen again); 0 for an uninterrupted trial.
+            mid-trial, so the story was seen again); 0 for an uninterrupted trial. Counted by
+            the server: the times the trial was served, less one.
+        correct_paper_rule: The paradigm's own judgement of the response (``score_response``:
+            for narrative items the source paper's model rule, "contains the target word");
+            ``correct`` is the study's rule, which may be stricter (``None``: not recorded).
+        flags: What the server noticed, as ``;``-separated names from :data:`TRIAL_FLAGS`
+            (empty: nothing). Flagged trials are stored, never dropped.
+        browser: Which browser answered: 1 for the first, 2 after another browser took the
+            session over, and so on (``None``: not recorded).
+        served_at: When the server served the trial's content (ISO 8601, UTC).
+        answered_at: When the server received the answer (ISO 8601, UTC).
+        server_elapsed_ms: From ``served_at`` to ``answered_at`` as the server measured it; the
+            browser's ``reading_time_ms`` and ``response_time_ms`` are kept beside it.
     """
 
     client_trial_id: str
@@ -75,10 +104,21 @@ class TrialRecord:
     blur_count: int
     hidden_count: int
     restarts: int = 0
+    correct_paper_rule: bool | None = None
+    flags: str = ""
+    browser: int | None = None
+    served_at: str | None = None
+    answered_at: str | None = None
+    server_elapsed_ms: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (a database or export row)."""
         return asdict(self)
+
+    @property
+    def flag_set(self) -> frozenset[str]:
+        """The flags as a set of names."""
+        return frozenset(name for name in self.flags.split(";") if name)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TrialRecord:
@@ -110,6 +150,11 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "hidden_count": (int,),
     "restarts": (int,),
     "correct": (bool,),
+    "correct_paper_rule": (bool, type(None)),
+    "browser": (int, type(None)),
+    "served_at": (str, type(None)),
+    "answered_at": (str, type(None)),
+    "server_elapsed_ms": (int, float, type(None)),
     "timed_out": (bool,),
     "reading_timed_out": (bool,),
     "reading_time_ms": (int, float),
@@ -160,6 +205,7 @@ class ParticipantRecord:
         started_at: When the session started (ISO 8601, UTC).
         completed_at: When the server confirmed completion (ISO 8601, UTC), if it did.
         prolific_pid_hash: Salted hash of the Prolific id (exports; ``None`` elsewhere).
+        browsers: How many browsers held the session (more than 1: it was taken over).
     """
 
     participant_id: str
@@ -177,6 +223,7 @@ class ParticipantRecord:
     started_at: str | None = None
     completed_at: str | None = None
     prolific_pid_hash: str | None = None
+    browsers: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (a database or export row)."""

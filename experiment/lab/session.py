@@ -5,10 +5,11 @@
 and survey writes the browser sends: the same validation (``api.TRIAL_FIELDS``), the same
 checks against the stored plan, the same scoring and the same idempotent, durable saves.
 
-It also remembers, in the study database, which trial was on screen: a session stopped with
-Escape or killed in the middle of a trial shows that trial again when it resumes, and its
-``restarts`` counts the interruption, as a reload does in the browser. Nothing here needs
-PsychoPy.
+Each trial is served through the study's rules before it is shown (the server's record of
+what was served, and when), so a session stopped with Escape or killed in the middle of a
+trial shows that trial again when it resumes, and the server counts the second serve in
+``restarts``, as it does for a reload in the browser. The database also remembers which trial
+was on screen, to say so when the session resumes. Nothing here needs PsychoPy.
 """
 
 from __future__ import annotations
@@ -21,12 +22,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.api import SURVEY_FIELDS, TRIAL_FIELDS
 from tracktale.experiment.design import PlannedTrial
 from tracktale.experiment.scoring import ScoredResponse, present_trial, score_trial
 from tracktale.experiment.service import SURVEY_QUESTIONS, StudyService
 from tracktale.experiment.storage import Participant
-from tracktale.experiment.validation import IDENTIFIER, ApiError, validate
+from tracktale.experiment.validation import (
+    IDENTIFIER,
+    SURVEY_FIELDS,
+    TRIAL_FIELDS,
+    ApiError,
+    validate,
+)
 
 _REFUSALS = {
     "completed": "has already completed this study",
@@ -158,7 +164,6 @@ class LabSession:
     def _load_progress(self) -> dict[str, Any]:
         stored = self.service.storage.get_meta(self._progress_key)
         progress = json.loads(stored) if stored else {}
-        progress.setdefault("restarts", {})
         progress["runs"] = int(progress.get("runs", 0)) + 1
         self._write_progress(progress)
         return progress
@@ -168,22 +173,29 @@ class LabSession:
 
     def _note_interrupted(self) -> int | None:
         # A trial that was on screen when the last run stopped, and is not stored, was seen
-        # and lost: it is shown again and its restarts count goes up.
+        # and lost: it is shown again (and the server counts the second serve as a restart).
         interrupted = self.progress.pop("in_progress", None)
         restarted = None
         if interrupted is not None and interrupted not in self.done():
-            restarts = self.progress["restarts"]
-            restarts[str(interrupted)] = restarts.get(str(interrupted), 0) + 1
             restarted = int(interrupted)
         self._write_progress(self.progress)
         return restarted
 
     def restarts(self, trial_index: int) -> int:
-        """Times this trial was shown before and interrupted."""
-        return int(self.progress["restarts"].get(str(trial_index), 0))
+        """Times this trial was shown before and interrupted (as the server counts serves)."""
+        served = self.service.storage.journal.served(self.participant.participant_id)
+        if trial_index not in served:
+            return 0
+        times = served[trial_index].times
+        return times - 1 if trial_index in self.done() else times
 
     def begin_trial(self, trial_index: int) -> None:
-        """Note (durably) that this trial is about to be shown."""
+        """Serve the trial through the study's rules and note (durably) that it is on screen.
+
+        Raises:
+            TracktaleError: If the study refuses to serve it (which would be a bug).
+        """
+        self._call(self.service.serve_trial, self.participant, trial_index)
         self.progress["in_progress"] = trial_index
         self._write_progress(self.progress)
 
@@ -237,7 +249,6 @@ class LabSession:
             "screen_height": int(screen[1]),
             "blur_count": blur_count,
             "hidden_count": hidden_count,
-            "restarts": self.restarts(planned.trial_index),
         }
         self._call(
             lambda: self.service.record_trial(self.participant, validate(body, TRIAL_FIELDS))
@@ -245,7 +256,7 @@ class LabSession:
         self.progress.pop("in_progress", None)
         self._write_progress(self.progress)
         item = self.service.stimuli.get(planned.item_id)
-        return score_trial(item, planned, response.value)
+        return score_trial(item, planned, response.value, self.service.config.typed_answer_rule)
 
     def record_survey(self, answers: Mapping[str, Any]) -> None:
         """Store the end-of-study answers (validated as the API validates them)."""

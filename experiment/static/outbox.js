@@ -4,9 +4,11 @@
  * Every entry is stored before it is sent, sent in order, and removed only when the server
  * answers 2xx (stored) or 409 (already stored, or no longer accepted). Network errors, 5xx
  * and 429 are retried with exponential back-off and jitter, for as long as the page is open,
- * and again after a reload. 401 means the session moved to another browser: sending stops.
- * Other 4xx answers mean the body itself is refused: the entry moves to a "rejected" list
- * (kept in localStorage for inspection) so that it cannot block the entries after it.
+ * and again after a reload. 401 means the session moved to another browser: sending stops
+ * (`onStop(reason)` is called). Other 4xx answers mean the body itself is refused: the entry
+ * moves to a "rejected" list (kept in localStorage for inspection) so that it cannot block the
+ * entries after it. `add()` returns a promise of the server's reply to that entry (its JSON on
+ * 2xx, null otherwise), for screens that show what the server made of an answer.
  */
 var TracktaleOutbox = (function () {
   "use strict";
@@ -70,6 +72,14 @@ var TracktaleOutbox = (function () {
 
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+  async function readJson(response) {
+    try {
+      return await response.json();
+    } catch (error) {
+      return null; // an empty or non-JSON answer
+    }
+  }
+
   class Outbox {
     /**
      * @param {Store} store Where entries persist.
@@ -81,7 +91,9 @@ var TracktaleOutbox = (function () {
       this.store = store;
       this.token = token;
       this.onChange = options.onChange || (() => {});
+      this.onStop = options.onStop || (() => {});
       this.maxDelayMs = options.maxDelayMs || 30000;
+      this.replies = new Map(); // entry id -> resolve(reply), for entries added on this page
       this.entries = store.get("outbox") || [];
       this.running = false;
       this.stopped = false;
@@ -89,11 +101,26 @@ var TracktaleOutbox = (function () {
       this.waiters = [];
     }
 
-    /** Queue a POST of `body` to `url`; `meta` (kind, trial index) is kept for resuming. */
+    /**
+     * Queue a POST of `body` to `url`; `meta` (kind, trial index) is kept for resuming.
+     * Resolves with the server's JSON reply once acknowledged (null if refused or already
+     * stored), whenever that is; never rejects.
+     */
     add(url, body, meta = {}) {
-      this.entries.push({ id: randomId(), url: url, body: body, meta: meta });
+      const entry = { id: randomId(), url: url, body: body, meta: meta };
+      const reply = new Promise((resolve) => this.replies.set(entry.id, resolve));
+      this.entries.push(entry);
       this.persist();
       this.kick();
+      return reply;
+    }
+
+    settle(entry, data) {
+      const resolve = this.replies.get(entry.id);
+      if (resolve) {
+        this.replies.delete(entry.id);
+        resolve(data);
+      }
     }
 
     /** Trial indices still waiting to be acknowledged. */
@@ -146,9 +173,11 @@ var TracktaleOutbox = (function () {
           this.entries.shift();
           this.failures = 0;
           this.persist();
+          this.settle(entry, outcome.data || null);
         } else if (outcome.kind === "stop") {
           this.stopped = true;
           this.onChange(this.state());
+          this.onStop(outcome.reason);
         } else {
           this.failures += 1;
           this.onChange(this.state());
@@ -179,8 +208,9 @@ var TracktaleOutbox = (function () {
         return { kind: "retry" };
       }
       const status = response.status;
-      if ((status >= 200 && status < 300) || status === 409) return { kind: "ack" };
-      if (status === 401) return { kind: "stop" };
+      if (status >= 200 && status < 300) return { kind: "ack", data: await readJson(response) };
+      if (status === 409) return { kind: "ack", data: null };
+      if (status === 401) return { kind: "stop", reason: (await readJson(response) || {}).reason };
       if (status === 429) {
         const seconds = Number(response.headers.get("Retry-After") || "1");
         return { kind: "retry", retryAfterMs: seconds * 1000 };
@@ -198,5 +228,5 @@ var TracktaleOutbox = (function () {
     }
   }
 
-  return { Outbox: Outbox, Store: Store, randomId: randomId, sleep: sleep };
+  return { Outbox: Outbox, Store: Store, randomId: randomId, sleep: sleep, readJson: readJson };
 })();

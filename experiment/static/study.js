@@ -1,28 +1,30 @@
 /**
  * The participant's session: consent, practice, trials, survey, debrief, completion.
  *
- * The server sends the participant's whole plan (the same list on every reload); this script
- * builds a jsPsych timeline from the first unanswered trial on. Every trial is queued in the
- * persistent outbox the moment it ends and sent at once; the redirect to Prolific happens only
- * after the server has acknowledged every trial and confirmed completion.
+ * The server sends the outline of the participant's plan (the same list on every reload, no
+ * stories); this script builds a jsPsych timeline from the first unanswered trial on, and each
+ * trial asks the server for its content when it starts (trials.js). Every answer is queued in
+ * the persistent outbox the moment it ends and sent at once; the final screen shows the
+ * completion code, after the server has acknowledged every answer and confirmed completion,
+ * and then returns the participant to Prolific. If another browser takes the session over,
+ * this one stops with a full-screen message.
  */
 (function () {
   "use strict";
 
   const config = JSON.parse(document.getElementById("study-config").textContent);
-  const { Outbox, Store, randomId, sleep } = TracktaleOutbox;
+  const { Outbox, Store, randomId, sleep, readJson } = TracktaleOutbox;
+  const { Progress, TrialRecorder, trialTimeline, escapeHtml } = TracktaleTrials;
   const params = new URLSearchParams(window.location.search);
   const target = document.getElementById("jspsych-target");
   const badge = document.getElementById("save-status");
-  const keys = config.instructions.keys;
+  const overlay = document.getElementById("tt-overlay");
+  const TAKEN_OVER = [
+    "This study is now open in another browser window or tab.",
+    "Please continue there and close this window: nothing more is saved from here.",
+  ];
 
   // ----------------------------------------------------------------- small helpers
-
-  function escapeHtml(text) {
-    const div = document.createElement("div");
-    div.textContent = text === null || text === undefined ? "" : String(text);
-    return div.innerHTML;
-  }
 
   function paragraphs(list) {
     return list.map((text) => "<p>" + escapeHtml(text) + "</p>").join("");
@@ -35,6 +37,19 @@
     const element = running ? running.getDisplayElement() : target;
     element.innerHTML =
       '<div class="tt-screen tt-message">' + paragraphs(list) + (extraHtml || "") + "</div>";
+  }
+
+  let stopped = false;
+
+  /** Stop this tab for good: another browser holds the session now. */
+  function stopTakenOver() {
+    if (stopped) return;
+    stopped = true;
+    overlay.innerHTML = '<div class="tt-screen tt-takeover">' + paragraphs(TAKEN_OVER) + "</div>";
+    overlay.hidden = false;
+    if (badge) badge.hidden = true;
+    const study = window.tracktaleStudy;
+    if (study && study.jsPsych) study.jsPsych.abortExperiment("");
   }
 
   function prolificParam(name) {
@@ -57,12 +72,8 @@
           credentials: "same-origin",
         });
         if (response.status < 500 && response.status !== 429) {
-          let data = {};
-          try {
-            data = await response.json();
-          } catch (error) {
-            // an empty or non-JSON answer
-          }
+          const data = (await readJson(response)) || {};
+          if (response.status === 401 && data.reason === "taken_over") stopTakenOver();
           return { status: response.status, data: data };
         }
       } catch (error) {
@@ -73,70 +84,43 @@
     }
   }
 
-  // ----------------------------------------------------------------- per-trial recording
+  function codeHtml(code, redirect) {
+    return (
+      '<p class="tt-code-line">Your completion code: <strong class="tt-code">' +
+      escapeHtml(code) + "</strong></p>" +
+      '<p><a class="jspsych-btn tt-return" href="' + escapeHtml(redirect) +
+      '">Return to Prolific</a></p>'
+    );
+  }
 
-  /** Collects one trial's reading and response data and hands it to the outbox. */
-  class TrialRecorder {
-    constructor(store, outbox) {
-      this.store = store;
+  // ----------------------------------------------------------------- serving trials
+
+  /** Asks the server for each trial's content as it starts. */
+  class TrialFlow {
+    constructor(session, outbox) {
+      this.session = session;
       this.outbox = outbox;
-      this.restarts = store.get("restarts") || {};
-      this.blurs = 0;
-      this.hides = 0;
-      this.current = null;
-      this.last = null;
-      window.addEventListener("blur", () => { this.blurs += 1; });
-      document.addEventListener("visibilitychange", () => {
-        if (document.visibilityState === "hidden") this.hides += 1;
-      });
     }
 
-    /** A reload in the middle of a trial shows its story again: count it. */
-    noteInterrupted(done) {
-      const interrupted = this.store.get("in_progress");
-      if (interrupted !== null && !done.has(interrupted)) {
-        this.restarts[interrupted] = (this.restarts[interrupted] || 0) + 1;
-        this.store.set("restarts", this.restarts);
+    /** The trial's content; null when it must be skipped (already answered, or stopped). */
+    async serve(index) {
+      for (;;) {
+        if (stopped) return new Promise(() => {}); // this tab stays on the takeover screen
+        const { status, data } = await postJson("/api/serve", { trial_index: index }, this.session.token);
+        if (status === 200) return data.trial;
+        if (status === 409 && data.waiting_for) {
+          // Too many answers still queued (offline): send them before the next story.
+          showMessage(["Saving your answers, please keep this window open..."]);
+          await this.outbox.drain().catch(() => null);
+          continue;
+        }
+        if (status === 409 && data.answered) return null;
+        if (status === 401) {
+          stopTakenOver();
+          continue;
+        }
+        throw new Error(data.error || "the server did not send the next story (HTTP " + status + ")");
       }
-      this.store.remove("in_progress");
-    }
-
-    begin(trial) {
-      this.store.set("in_progress", trial.index);
-      this.blurs = 0;
-      this.hides = 0;
-      this.current = { trial: trial, reading: null };
-    }
-
-    reading(data) {
-      this.current.reading = data;
-    }
-
-    finish(data) {
-      const trial = this.current.trial;
-      const reading = this.current.reading;
-      const response = trial.task === "explicit" ? data.response : data.choice;
-      const body = {
-        client_trial_id: randomId().replace(/[^A-Za-z0-9_-]/g, ""),
-        trial_index: trial.index,
-        item_id: trial.item_id,
-        task: trial.task,
-        response: data.timed_out ? null : response,
-        timed_out: Boolean(data.timed_out),
-        reading_time_ms: reading.reading_time_ms,
-        reading_timed_out: Boolean(reading.timed_out),
-        response_time_ms: data.timed_out ? null : data.rt,
-        screen_width: Math.round(window.innerWidth),
-        screen_height: Math.round(window.innerHeight),
-        blur_count: this.blurs,
-        hidden_count: this.hides,
-        restarts: this.restarts[trial.index] || 0,
-      };
-      // Queue (persist) first, then forget the in-progress marker: a reload between the two
-      // finds the trial in the outbox, never loses it.
-      this.outbox.add("/api/trials", body, { kind: "trial", index: trial.index });
-      this.store.remove("in_progress");
-      this.last = { trial: trial, data: data };
     }
   }
 
@@ -150,77 +134,10 @@
     };
   }
 
-  function trialNodes(trial, recorder) {
-    const timing = config.timing;
-    const reading = {
-      type: jsPsychTimedReading,
-      text: trial.story,
-      trial_duration: timing.reading_ms,
-      continue_key: keys.continue,
-      data: { tt_screen: "reading", tt_index: trial.index },
-      on_start: () => recorder.begin(trial),
-      on_finish: (data) => recorder.reading(data),
-    };
-    const probe =
-      trial.task === "explicit"
-        ? {
-            type: jsPsychTimedTextResponse,
-            probe: trial.probe,
-            trial_duration: timing.response_ms,
-            data: { tt_screen: "explicit", tt_index: trial.index },
-            on_finish: (data) => recorder.finish(data),
-          }
-        : {
-            type: jsPsychTimedChoice,
-            question: trial.probe,
-            options: trial.options,
-            keys: [keys.left, keys.right],
-            trial_duration: timing.response_ms,
-            data: { tt_screen: trial.task, tt_index: trial.index },
-            on_finish: (data) => recorder.finish(data),
-          };
-    const nodes = [reading, probe];
-    if (trial.feedback) {
-      nodes.push({
-        type: jsPsychHtmlButtonResponse,
-        stimulus: () => feedbackHtml(recorder.last),
-        choices: ["Continue"],
-        trial_duration: timing.feedback_ms,
-        data: { tt_screen: "feedback", tt_index: trial.index },
-      });
-    }
-    return { timeline: nodes };
-  }
-
-  function feedbackHtml(last) {
-    const trial = last.trial;
-    const data = last.data;
-    let verdict;
-    let detail;
-    if (data.timed_out) {
-      verdict = "Time is up.";
-    } else if (trial.task === "explicit") {
-      const answer = trial.feedback.answer.toLowerCase();
-      const words = String(data.response).toLowerCase().split(/[^a-z]+/);
-      verdict = words.includes(answer) ? "Correct!" : "Not quite.";
-    } else {
-      verdict = data.choice === trial.feedback.good_side ? "Correct!" : "Not quite.";
-    }
-    if (trial.task === "explicit") {
-      detail = "The answer was: " + trial.feedback.answer + ".";
-    } else {
-      detail = "The " + trial.feedback.good_side + " sentence continues the story.";
-    }
-    return (
-      '<div class="tt-screen tt-feedback"><p class="tt-verdict">' + escapeHtml(verdict) +
-      "</p><p>" + escapeHtml(detail) + "</p></div>"
-    );
-  }
-
   function surveyScreen() {
     const genders = config.genders
       .map(
-        (g, i) =>
+        (g) =>
           '<label class="tt-radio"><input type="radio" name="gender" value="' + escapeHtml(g) +
           '" required> ' + escapeHtml(g) + "</label>"
       )
@@ -233,7 +150,7 @@
       '<p><label>Age in years (leave empty if you prefer not to say):<br>' +
       '<input type="number" name="age" min="18" max="120" step="1"></label></p>' +
       "<fieldset><legend>Gender</legend>" + genders + "</fieldset>" +
-      '<p><label>Native language(s):<br><input type="text" name="native_language" maxlength="64" required></label></p>' +
+      '<p><label>Native language(s):<br><input type="text" name="native_language" maxlength="64" required pattern=".*\\S.*"></label></p>' +
       "<fieldset><legend>Did you pay attention to the stories throughout the study?</legend>" + yesNo("attentive") + "</fieldset>" +
       "<fieldset><legend>Did you complete the study without AI tools, notes or help from others?</legend>" + yesNo("no_ai_assistance") + "</fieldset>" +
       "</div>";
@@ -245,12 +162,17 @@
     };
   }
 
+  function wellFormed(text) {
+    // A lone surrogate (broken pasted text) would be refused by the server; send U+FFFD.
+    return typeof text.toWellFormed === "function" ? text.toWellFormed() : text;
+  }
+
   function surveyAnswers(response) {
     const age = String(response.age || "").trim();
     return {
       age: age === "" ? null : Math.round(Number(age)),
       gender: response.gender,
-      native_language: String(response.native_language || "").trim().slice(0, 64),
+      native_language: wellFormed(String(response.native_language || "").trim().slice(0, 64)),
       attentive: response.attentive === "yes",
       no_ai_assistance: response.no_ai_assistance === "yes",
     };
@@ -267,7 +189,8 @@
     const { status, data } = await postJson("/api/session", body, store.get("token"));
     if (status === 200) return data;
     if (status === 409 && data.participant_status === "completed") {
-      showMessage(config.instructions.completed_before);
+      const code = data.completion_code ? codeHtml(data.completion_code, data.redirect) : "";
+      showMessage(config.instructions.completed_before, code);
     } else {
       showMessage([data.error ? "Sorry: " + data.error + "." : "Sorry, the study cannot start."]);
     }
@@ -297,7 +220,7 @@
             return; // the timeline stays here while the browser leaves
           }
           if (status !== 200) {
-            showMessage(["Sorry: " + (data.error || "the server refused the consent") + "."]);
+            if (!stopped) showMessage(["Sorry: " + (data.error || "the server refused the consent") + "."]);
             return;
           }
           finish();
@@ -307,14 +230,13 @@
     return [form, save];
   }
 
-  function buildTimeline(session, store, outbox, recorder, jsPsych) {
+  function buildTimeline(session, outbox, context) {
     const done = new Set(session.done);
     outbox.pendingTrialIndices().forEach((index) => done.add(index));
-    recorder.noteInterrupted(done);
     const timeline = [];
     const remaining = session.trials.filter((trial) => !done.has(trial.index));
 
-    if (!session.consent) timeline.push(...consentNodes(session, jsPsych));
+    if (!session.consent) timeline.push(...consentNodes(session, context.jsPsych));
     if (remaining.length === session.trials.length) {
       timeline.push(infoScreen(paragraphs(config.instructions.welcome), "Start"));
     } else if (remaining.length > 0) {
@@ -329,11 +251,12 @@
       if (practice) intro = ["Practice."].concat(intro);
       else if (previousRole === "practice") intro = config.instructions.main_start.concat(intro);
       timeline.push(infoScreen(paragraphs(intro), "Start", "tt-block-intro"));
-      blockTrials.forEach((trial) => timeline.push(trialNodes(trial, recorder)));
+      blockTrials.forEach((trial) => timeline.push(trialTimeline(trial, context)));
       previousRole = practice ? "practice" : "main";
     });
     if (!session.survey_done && !outbox.hasPending("survey")) {
       const survey = surveyScreen();
+      survey.on_start = () => context.progress.hide();
       survey.on_finish = (data) => outbox.add("/api/survey", surveyAnswers(data.response), { kind: "survey" });
       timeline.push(survey);
     }
@@ -342,6 +265,7 @@
       stimulus: '<div class="tt-screen tt-info tt-debrief">' + config.debrief_html + "</div>",
       choices: ["Finish"],
       data: { tt_screen: "debrief" },
+      on_start: () => context.progress.hide(),
     });
     timeline.push({
       type: jsPsychCallFunction,
@@ -356,15 +280,22 @@
     try {
       await outbox.drain();
     } catch (error) {
-      showMessage(["This study is open in another browser window; please finish it there."]);
+      stopTakenOver();
       return;
     }
     const { status, data } = await postJson("/api/complete", {}, session.token);
     if (status === 200 && data.redirect) {
-      showMessage(["Thank you! You are being returned to Prolific."]);
-      window.location.replace(data.redirect);
+      const seconds = Math.round(config.redirect_delay_ms / 1000);
+      showMessage(
+        ["Thank you! All your answers are saved."],
+        codeHtml(data.completion_code, data.redirect) +
+          '<p class="tt-hint">You are returned to Prolific in ' + seconds + " seconds.</p>"
+      );
+      document.querySelector(".tt-message").classList.add("tt-final");
+      setTimeout(() => window.location.replace(data.redirect), config.redirect_delay_ms);
       return;
     }
+    if (stopped) return;
     showMessage([
       "Sorry, not all of your answers reached our server (" + (data.error || "HTTP " + status) + ").",
       "Please reload this page to send them again; your answers are kept in this browser.",
@@ -374,11 +305,10 @@
   function showSaveState(state) {
     // Quiet while saves go through (a trial is acknowledged within milliseconds); speak up
     // only when the connection fails, so that the participant keeps the window open.
-    if (!badge) return;
-    badge.hidden = state.failures === 0 && !state.stopped;
-    badge.textContent = state.stopped
-      ? "This study is open in another window."
-      : "Connection problem: your answers are kept and will be sent (" + state.pending + " waiting).";
+    if (!badge || stopped) return;
+    badge.hidden = state.failures === 0;
+    badge.textContent =
+      "Connection problem: your answers are kept and will be sent (" + state.pending + " waiting).";
     badge.classList.toggle("tt-warn", true);
   }
 
@@ -398,17 +328,29 @@
     const session = await startSession(store, pid);
     if (!session) return;
     store.set("token", session.token);
-    const outbox = new Outbox(store, session.token, { onChange: showSaveState });
+    const outbox = new Outbox(store, session.token, {
+      onChange: showSaveState,
+      onStop: (reason) => { if (reason === "taken_over") stopTakenOver(); },
+    });
     outbox.kick();
-    const recorder = new TrialRecorder(store, outbox);
     target.replaceChildren();
     const jsPsych = initJsPsych({ display_element: target });
     window.tracktaleStudy = { jsPsych: jsPsych, outbox: outbox, session: session };
-    await jsPsych.run(buildTimeline(session, store, outbox, recorder, jsPsych));
+    const context = {
+      config: config,
+      jsPsych: jsPsych,
+      flow: new TrialFlow(session, outbox),
+      recorder: new TrialRecorder(outbox),
+      progress: new Progress(
+        document.getElementById("tt-progress"),
+        config.progress_indicator ? session.n_trials : 0
+      ),
+    };
+    await jsPsych.run(buildTimeline(session, outbox, context));
   }
 
   main().catch((error) => {
     console.error(error);
-    showMessage(["Sorry, something went wrong: " + error.message + ". Please reload the page."]);
+    if (!stopped) showMessage(["Sorry, something went wrong: " + error.message + ". Please reload the page."]);
   });
 })();

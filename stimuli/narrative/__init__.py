@@ -353,12 +353,33 @@ class NarrativeParadigm(Paradigm):
     def score_response(self, item: Item, response: str) -> dict[str, Any]:
         """Correct when the response contains the answer as a whole word, in any case.
 
-        This is the source paper's rule for generated answers, used for typed ones too.
-        ``matched`` is the text that matched (``None`` when nothing did).
+        This is the source paper's rule for generated answers (``correct``). ``matched`` is
+        the text that matched (``None`` when nothing did). ``answers_named`` counts the
+        distinct container nouns of the lexicon (and of the item) the response names, plurals
+        included; ``several_answers`` is true when it names more than one, which the human
+        study scores as incorrect by default (``box bag basket drawer`` contains every answer).
         """
         answer = r"\s+".join(re.escape(part) for part in item.answer.split())
         found = re.search(rf"\b{answer}\b", response, flags=re.IGNORECASE)
-        return {"correct": found is not None, "matched": found.group(0) if found else None}
+        named = _containers_named(item, response)
+        return {
+            "correct": found is not None,
+            "matched": found.group(0) if found else None,
+            "answers_named": named,
+            "several_answers": named > 1,
+        }
+
+
+def _containers_named(item: Item, response: str) -> int:
+    nouns = set(lexicons.containers()) | {
+        str(container.get("noun")) for container in item.truth.get("containers", ())
+    }
+    nouns.add(item.answer)
+    return sum(
+        re.search(rf"\b{re.escape(noun)}(?:e?s)?\b", response, flags=re.IGNORECASE) is not None
+        for noun in nouns
+        if noun
+    )
 
 
 def object_lists(config: Mapping[str, Any]) -> dict[str, tuple[Noun, ...]]:

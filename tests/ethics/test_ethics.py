@@ -88,15 +88,15 @@ def test_values_are_escaped_in_html():
     assert "<script>" not in html and "&lt;script&gt;" in html
 
 
-def test_markdown_subset():
+def test_markdown_is_commonmark_with_checklists_and_no_raw_html():
     html = markdown_to_html(
-        "# Title\n\nSome **bold** text\ncontinued.\n\n- one\n  more\n- [ ] box\n\n## Next"
+        "# Title\n\nSome **bold** and *stressed* text\ncontinued.\n\n- one\n  more\n"
+        "- [ ] box\n\n## Next\n\n<b>raw</b> [x](javascript:alert(1))"
     )
-    assert html == (
-        "<h1>Title</h1>\n<p>Some <strong>bold</strong> text continued.</p>\n"
-        '<ul>\n<li>one more</li>\n<li><span class="checkbox">&#9744;</span> box</li>\n</ul>\n'
-        "<h2>Next</h2>"
-    )
+    assert html.startswith("<h1>Title</h1>\n<p>Some <strong>bold</strong> and <em>stressed</em>")
+    assert '<li class="task-list-item"><input class="task-list-item-checkbox"' in html
+    assert "<h2>Next</h2>" in html and "<li>one\nmore</li>" in html
+    assert "&lt;b&gt;raw&lt;/b&gt;" in html and "href" not in html
 
 
 def test_unknown_documents_and_placeholders_are_errors(tmp_path, monkeypatch):

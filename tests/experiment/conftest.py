@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import itertools
+import os
 
 import pytest
+import sqlalchemy as sa
 
+from tests.conftest import require
 from tracktale.experiment.app import create_app
 from tracktale.experiment.config import Prolific, Secrets, StudyConfig
-from tracktale.experiment.storage import Storage
+from tracktale.experiment.storage import Storage, metadata
 
 ADMIN_SECRET = "test-admin-secret-0123"
+POSTGRES_ENV = "TRACKTALE_TEST_POSTGRES_URL"
 _pids = itertools.count()
 
 
@@ -25,6 +29,20 @@ def study_config(tmp_path):
         database=str(tmp_path / "study.sqlite"),
         prolific=Prolific(completion_code="DONE123", screenout_code="OUT456"),
     )
+
+
+def open_storage(backend: str, sqlite_url: str) -> Storage:
+    """A study database on ``sqlite`` (at ``sqlite_url``) or on the test PostgreSQL server,
+    emptied first (PostgreSQL: skipped without it, failed under ``TRACKTALE_REQUIRE_SERVICES``).
+    """
+    if backend == "sqlite":
+        return Storage(sqlite_url)
+    url = os.environ.get(POSTGRES_ENV)
+    require(bool(url), f"${POSTGRES_ENV} is not set (scripts/services/postgres.sh)")
+    engine = sa.create_engine(url)
+    metadata.drop_all(engine)  # each test starts from empty tables
+    engine.dispose()
+    return Storage(url)
 
 
 @pytest.fixture
@@ -51,7 +69,12 @@ def new_pid() -> str:
 
 
 class Participant:
-    """Drives the API as the page would (token, bodies), answering correctly by default."""
+    """Drives the API as the page would (token, bodies), answering correctly by default.
+
+    A trial is served (``/api/serve``) before it is answered, as the page does; ``answer``
+    serves it first when it was not served yet. The default times are short, so that an
+    answer sent at once is not flagged as faster than its reported times.
+    """
 
     def __init__(self, client, stimuli, pid=None, session_id=None):
         self.client = client
@@ -60,6 +83,8 @@ class Participant:
         self.session_id = session_id or f"S{self.pid}"
         self.token = None
         self.state = None
+        self.served = {}
+        self.replies = {}
 
     def start(self, token=None, **extra):
         body = {"prolific_pid": self.pid, "session_id": self.session_id, **extra}
@@ -71,13 +96,29 @@ class Participant:
         return reply
 
     def post(self, path, body):
-        return self.client.post(path, json=body, headers={"X-Session-Token": self.token})
+        reply = self.client.post(path, json=body, headers={"X-Session-Token": self.token})
+        if path == "/api/trials" and reply.status_code in (200, 201):
+            self.replies[body["trial_index"]] = reply
+        return reply
 
     def consent(self, agree=True):
         return self.post("/api/consent", {"consent": agree})
 
+    def serve(self, index):
+        reply = self.post("/api/serve", {"trial_index": index})
+        if reply.status_code == 200:
+            self.served[index] = reply.get_json()["trial"]
+        return reply
+
+    def shown(self, index):
+        """The served content of a trial (serving it if needed)."""
+        if index not in self.served:
+            reply = self.serve(index)
+            assert reply.status_code == 200, reply.get_json()
+        return self.served[index]
+
     def trial_body(self, index, *, correct=True, timed_out=False, client_trial_id=None):
-        shown = self.state["trials"][index]
+        shown = self.shown(index)
         item = self.stimuli.get(shown["item_id"])
         if timed_out:
             response = None
@@ -93,9 +134,34 @@ class Participant:
             "task": shown["task"],
             "response": response,
             "timed_out": timed_out,
-            "reading_time_ms": 8000.5,
+            "reading_time_ms": 1.5,
             "reading_timed_out": False,
-            "response_time_ms": None if timed_out else 2500.0,
+            "response_time_ms": None if timed_out else 1.0,
+            "screen_width": 1280,
+            "screen_height": 720,
+            "blur_count": 0,
+            "hidden_count": 0,
+        }
+
+    def blind_body(self, index):
+        """A well-formed answer to a trial that was never served (its item unknown)."""
+        outline = self.state["trials"][index]
+        return {
+            **{k: v for k, v in self._timing_fields().items()},
+            "client_trial_id": f"{self.pid}-blind-{index:03d}",
+            "trial_index": index,
+            "item_id": "0000000000000000",
+            "task": outline["task"],
+            "response": "left" if outline["task"] != "explicit" else "box",
+        }
+
+    @staticmethod
+    def _timing_fields():
+        return {
+            "timed_out": False,
+            "reading_time_ms": 1.5,
+            "reading_timed_out": False,
+            "response_time_ms": 1.0,
             "screen_width": 1280,
             "screen_height": 720,
             "blur_count": 0,
@@ -104,6 +170,20 @@ class Participant:
 
     def answer(self, index, **kwargs):
         return self.post("/api/trials", self.trial_body(index, **kwargs))
+
+    def answer_before(self, index):
+        """Answer (correctly) every trial before ``index`` that is not answered yet."""
+        for earlier in range(index):
+            if earlier not in self.replies:
+                assert self.answer(earlier).status_code in (200, 201)
+
+    def first(self, task, role=None):
+        """The skeleton of the first trial of a task (and role)."""
+        return next(
+            t
+            for t in self.state["trials"]
+            if t["task"] == task and (role is None or t["role"] == role)
+        )
 
     def survey(self, **changes):
         body = {

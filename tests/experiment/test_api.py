@@ -50,13 +50,16 @@ def test_scores_come_from_the_server_not_the_client(participant, storage, human_
     person = participant()
     person.start()
     person.consent()
-    explicit = next(t for t in person.state["trials"] if t["task"] == "explicit")
-    item = human_set.get(explicit["item_id"])
+    explicit = person.first("explicit")
+    person.answer_before(explicit["index"])
+    item = human_set.get(person.shown(explicit["index"])["item_id"])
     body = person.trial_body(explicit["index"])
     body["response"] = f"  The {item.answer.upper()}  "
     assert person.post("/api/trials", body).status_code == 201
-    choice = next(t for t in person.state["trials"] if t["task"] == "implicit")
+    choice = person.first("implicit")
+    person.answer_before(choice["index"])
     assert person.answer(choice["index"], correct=False).status_code == 201
+    choice["item_id"] = person.served[choice["index"]]["item_id"]
     stored = {t.trial_index: t for t in storage.trials()}
     assert (
         stored[explicit["index"]].correct
@@ -65,16 +68,15 @@ def test_scores_come_from_the_server_not_the_client(participant, storage, human_
     wrong = stored[choice["index"]]
     assert not wrong.correct
     assert wrong.response == human_set.get(choice["item_id"]).choice.bad  # the option's own text
-    assert "answer" not in json.dumps(
-        [t for t in person.state["trials"] if t["role"] != "practice"]
-    )
+    served = json.dumps(list(person.served.values()))
+    assert "answer" not in served and "good_side" not in served and "feedback" not in served
 
 
 def test_a_timeout_is_stored_as_incorrect(participant, storage):
     person = participant()
     person.start()
     person.consent()
-    assert person.answer(3, timed_out=True).status_code == 201
+    assert person.answer(0, timed_out=True).status_code == 201
     (trial,) = storage.trials()
     assert trial.timed_out and trial.response is None and not trial.correct
 
@@ -97,6 +99,7 @@ def test_reopening_in_another_browser_needs_the_same_prolific_session(participan
     person = participant()
     person.start()
     person.consent()
+    person.shown(0)
     old_token = person.token
     elsewhere = participant(pid=person.pid, session_id=person.session_id)
     assert elsewhere.start().status_code == 200  # same SESSION_ID: a new token
@@ -122,14 +125,16 @@ def test_declining_consent_screens_out(participant, storage):
     reply = person.consent(agree=False)
     assert reply.get_json()["redirect"].endswith("cc=OUT456")
     assert storage.participants()[0].status == "screened_out"
-    assert person.answer(0).status_code == 409
+    assert person.serve(0).status_code == 409
+    assert person.post("/api/trials", person.blind_body(0)).status_code == 409
     assert person.start(token=person.token).status_code == 409
 
 
 def test_nothing_is_saved_before_consent_and_completion_needs_everything(participant):
     person = participant()
     person.start()
-    assert person.answer(0).status_code == 409
+    assert person.serve(0).status_code == 409
+    assert person.post("/api/trials", person.blind_body(0)).status_code == 409
     person.consent()
     person.answer(0)
     reply = person.post("/api/complete", {})
@@ -183,10 +188,12 @@ def test_malformed_trial_bodies_are_refused_with_a_message(participant, storage)
         reply = person.post("/api/trials", body)
         assert reply.status_code == status, name
         assert fragment in reply.get_json()["error"], name
+    assert list(storage.trials()) == []
     choice = next(t for t in person.state["trials"] if t["task"] != "explicit")
+    person.answer_before(choice["index"])
     reply = person.post("/api/trials", {**person.trial_body(choice["index"]), "response": "middle"})
     assert reply.status_code == 422 and "'left' or 'right'" in reply.get_json()["error"]
-    assert list(storage.trials()) == []
+    assert choice["index"] not in {t.trial_index for t in storage.trials()}
 
 
 def test_malformed_requests_of_every_kind(client, participant):
@@ -272,7 +279,8 @@ def stored_answer(participant):
     person = participant(pid="PIDXSS")
     person.start()
     person.consent()
-    explicit = next(t for t in person.state["trials"] if t["task"] == "explicit")
+    explicit = person.first("explicit")
+    assert explicit["index"] == 0  # the first participant is on L1, which starts explicit
     body = {**person.trial_body(explicit["index"]), "response": "<script>alert(1)</script>"}
     assert person.post("/api/trials", body).status_code == 201
     return person

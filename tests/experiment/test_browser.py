@@ -1,11 +1,18 @@
 """A whole session in a real browser (Debian's Chromium driven by Playwright).
 
-The participant consents, practises, answers all 50 trials (46 test trials), lets one trial
-time out, loses the connection for a few trials, reloads the page in the middle of a trial
-while unsent trials wait in localStorage, fills in the survey and finishes. Then the database
-must hold every trial exactly once with plausible times, and the browser must have been sent
-to Prolific's completion URL. Screenshots of every screen type go to test-artifacts/browser/.
-The time limits are shortened (3 s / 4 s) so that the timeout costs seconds, not a minute.
+The participant consents, practises (one practice answer names every container, and the
+feedback must say it is wrong), answers all 50 trials (46 test trials; one typed answer with
+the submit button; a blank one of characters only Python counts as space, which the page must
+refuse as the server would; one pasted with a lone surrogate, which must arrive as U+FFFD
+rather than be refused by the server and lost), lets one trial time out (a notice follows),
+loses the connection for a few trials, reloads the page in the middle of a trial while unsent
+trials wait in localStorage, fills in the survey and finishes: the final screen shows the
+completion code, then the browser is sent to Prolific's completion URL, and reopening the link
+shows the code again. The database must hold every trial exactly once with plausible browser
+and server times, and the page must log no error (the content security policy lets jsPsych's
+font load). A second test opens the session in a second browser, which stops the first with a
+full-screen message. Screenshots of every screen type go to test-artifacts/browser/. The time
+limits are shortened (3 s / 4 s) so that the timeout costs seconds, not a minute.
 """
 
 from __future__ import annotations
@@ -79,6 +86,8 @@ class Participant:
 
     def screen(self) -> str:
         selectors = {
+            "notice": ".tt-timeout",
+            "final": ".tt-final",
             "consent": ".tt-consent",
             "reading": ".tt-reading",
             "explicit": ".tt-text-response",
@@ -89,10 +98,14 @@ class Participant:
             "info": ".tt-info",
             "message": ".tt-message",
         }
-        self.page.wait_for_selector(", ".join(selectors.values()), state="attached", timeout=15000)
-        for name, selector in selectors.items():
-            if self.page.locator(selector).count():
-                return name
+        # A screen can give way to the next between the wait and the look (a loaded machine).
+        for _ in range(20):
+            self.page.wait_for_selector(
+                ", ".join(selectors.values()), state="attached", timeout=15000
+            )
+            for name, selector in selectors.items():
+                if self.page.locator(selector).count():
+                    return name
         raise AssertionError("unknown screen")
 
     def item(self):
@@ -108,17 +121,38 @@ class Participant:
             self.page.keyboard.press(" ")
             self.page.wait_for_selector(".tt-reading", state="detached")
 
-    def type_answer(self, let_time_run_out=False):
+    def type_answer(self, let_time_run_out=False, text=None, button=False):
         self.shoot("explicit")
         if let_time_run_out:
             self.page.wait_for_selector(
                 ".tt-text-response", state="detached", timeout=RESPONSE_MS + 5000
             )
         else:
-            self.page.locator("#tt-answer").fill(self.item().answer)
-            self.page.keyboard.press("Enter")
+            self.page.locator("#tt-answer").fill(text or self.item().answer)
+            if button:
+                self.page.locator(".tt-submit").click()
+            else:
+                self.page.keyboard.press("Enter")
             self.page.wait_for_selector(".tt-text-response", state="detached")
         self.answered += 1
+
+    def type_oddly(self):
+        """A blank answer of characters only the server counted as space, then broken paste.
+
+        The first must be refused by the page as the server would refuse it; the second (a
+        lone surrogate) must reach the server as U+FFFD instead of being refused there.
+        """
+        answer = self.page.locator("#tt-answer")
+        answer.evaluate("(input) => { input.value = '\\u001c\\u0085 '; }")
+        self.page.keyboard.press("Enter")
+        self.page.wait_for_timeout(100)
+        assert self.page.locator(".tt-text-response").count() == 1, "a blank answer was sent"
+        assert self.page.locator(".tt-text-response .tt-hint").inner_text()
+        answer.evaluate("(input, text) => { input.value = text + '\\udfff'; }", self.item().answer)
+        self.page.keyboard.press("Enter")
+        self.page.wait_for_selector(".tt-text-response", state="detached")
+        self.answered += 1
+        return self.item().answer + "\ufffd"
 
     def choose(self):
         item = self.item()
@@ -152,32 +186,49 @@ def test_a_whole_session_in_chromium(browser, study_config, storage, human_set, 
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    # Console errors other than the requests the test itself cuts off (offline) or that the
+    # server refuses on purpose (the completed participant's return): a blocked font was one.
+    page.on(
+        "console",
+        lambda m: (
+            errors.append(m.text)
+            if m.type == "error" and not m.text.startswith("Failed to load resource")
+            else None
+        ),
+    )
     context.route(
         "https://app.prolific.com/**", lambda route: route.fulfill(body="<p>Prolific</p>")
     )
     pid = "5f0c0ffee0000000000000aa"
+    link = f"/?PROLIFIC_PID={pid}&STUDY_ID=STUDY1&SESSION_ID=SESSION1"
+    verdicts = []
+    progress = []
     with serve_in_thread(app) as server:
-        page.goto(f"{server.url}/?PROLIFIC_PID={pid}&STUDY_ID=STUDY1&SESSION_ID=SESSION1")
+        page.goto(server.url + link)
         who = Participant(page, human_set)
         offline = False
         reloaded = False
         timed_out = False
+        hedged = False
+        by_button = False
+        pasted = None
         while "app.prolific.com" not in page.url:
             screen = who.screen()
             if screen == "consent":
                 who.shoot("consent")
                 page.get_by_role("button", name="I agree").click()
             elif screen == "reading":
+                progress.append(page.locator("#tt-progress").inner_text())
                 if who.answered == 12 and not offline:
-                    # The connection drops: these trials wait in localStorage.
+                    # The connection drops: these answers wait in localStorage.
                     context.route("**/api/trials", lambda route: route.abort())
                     offline = True
-                if who.answered == 15 and not reloaded:
+                if who.answered == 14 and not reloaded:
                     who.shoot("reading")
-                    page.reload()  # in the middle of a trial, with unsent trials queued
+                    page.reload()  # in the middle of a trial, with unsent answers queued
                     reloaded = True
                     continue
-                if who.answered == 17 and offline:
+                if who.answered == 15 and offline:
                     context.unroute("**/api/trials")
                 let_it_time_out = not timed_out and who.answered >= 20
                 who.read(wait_for_timeout=let_it_time_out)
@@ -189,17 +240,34 @@ def test_a_whole_session_in_chromium(browser, study_config, storage, human_set, 
                     else:
                         who.choose()
             elif screen == "explicit":
-                who.type_answer()
+                if not hedged:  # the first practice answer names every container
+                    who.type_answer(text="box bag basket drawer")
+                    hedged = True
+                elif who.answered >= 4 and not by_button:
+                    who.type_answer(button=True)  # a phone without ENTER
+                    by_button = True
+                elif who.answered >= 6 and not pasted:
+                    pasted = who.type_oddly()
+                else:
+                    who.type_answer()
             elif screen == "choice":
                 who.choose()
             elif screen == "feedback":
                 who.shoot("feedback")
+                verdicts.append(page.locator(".tt-verdict").inner_text())
                 page.get_by_role("button", name="Continue").click()
+            elif screen == "notice":
+                who.shoot("timeout-notice")
+                page.wait_for_selector(".tt-timeout", state="detached", timeout=5000)
             elif screen == "survey":
                 _survey(page, who)
             elif screen == "debrief":
                 who.shoot("debrief")
+                assert page.locator(".tt-debrief em").first.inner_text() == "explicit"
                 page.get_by_role("button", name="Finish").click()
+            elif screen == "final":
+                assert page.locator(".tt-code").inner_text() == "DONE123"
+                who.shoot("final")
                 page.wait_for_url("https://app.prolific.com/**", timeout=30000)
             elif screen == "info":
                 text = page.locator(".tt-info").inner_text()
@@ -217,9 +285,16 @@ def test_a_whole_session_in_chromium(browser, study_config, storage, human_set, 
                 page.wait_for_timeout(200)
         who.shoot("redirect")
         assert page.url == COMPLETION
+        page.goto(server.url + link)  # the tab was closed before the redirect, say
+        page.wait_for_selector(".tt-message .tt-code")
+        assert "cannot take part again" in page.locator(".tt-message").inner_text()
+        assert page.locator(".tt-code").inner_text() == "DONE123"
+        who.shoot("completed-again")
     context.close()
     assert not errors, errors
-    assert timed_out and reloaded and offline
+    assert timed_out and reloaded and offline and hedged and by_button and pasted
+    assert verdicts[0] == "Not quite." and verdicts[1:] == ["Correct!"] * 3
+    assert progress[0] == "Story 1 of 50" and "Story 50 of 50" in progress
 
     trials = list(storage.trials())
     positions = Counter(record.trial_index for record in trials)
@@ -240,9 +315,19 @@ def test_a_whole_session_in_chromium(browser, study_config, storage, human_set, 
     assert timeouts[0].reading_timed_out and timeouts[0].response is None
     assert not timeouts[0].correct
     answered = [record for record in trials if not record.timed_out]
-    assert all(record.correct for record in answered)
+    (hedge,) = [record for record in answered if not record.correct]
+    assert hedge.role == "practice" and hedge.correct_paper_rule
+    assert hedge.flag_set == {"several_answers"}
+    (repaired,) = [record for record in answered if record.response == pasted]
+    assert repaired.correct
     assert all(0 < record.reading_time_ms < READING_MS + 1000 for record in trials)
     assert all(0 < record.response_time_ms < RESPONSE_MS + 1000 for record in answered)
+    # The server's times agree with the browser's: no answer came sooner than possible.
+    assert not [record for record in trials if "faster_than_reported" in record.flag_set]
+    for record in trials:
+        browser_ms = record.reading_time_ms + (record.response_time_ms or RESPONSE_MS)
+        assert record.server_elapsed_ms >= browser_ms - 500, record
+        assert record.browser == 1
     assert all(record.screen_width == 1280 and record.screen_height == 800 for record in trials)
     assert sum(record.restarts for record in trials) == 1  # the trial cut by the reload
     (person,) = storage.participants()
@@ -258,10 +343,13 @@ def test_a_whole_session_in_chromium(browser, study_config, storage, human_set, 
         "implicit",
         "comprehension",
         "feedback",
+        "timeout-notice",
         "resume",
         "survey",
         "debrief",
+        "final",
         "redirect",
+        "completed-again",
     ):
         assert (ARTIFACTS / f"{name}.png").is_file(), name
 
@@ -342,3 +430,42 @@ def test_declining_consent_returns_to_prolific_with_the_screen_out_code(browser,
     (person,) = storage.participants()
     assert (person.status, person.consent) == ("screened_out", False)
     assert list(storage.trials()) == []
+
+
+def test_a_second_browser_takes_over_and_the_first_stops_with_a_message(
+    browser, app, storage, human_set
+):
+    link = "/?PROLIFIC_PID=TAKEOVER01&SESSION_ID=SESSION7"
+    first_context, second_context = browser.new_context(), browser.new_context()
+    first, second = first_context.new_page(), second_context.new_page()
+    with serve_in_thread(app) as server:
+        first.goto(server.url + link)
+        first.get_by_role("button", name="I agree").click()
+        first.locator("#jspsych-html-button-response-btngroup button").first.click()  # welcome
+        first.locator("#jspsych-html-button-response-btngroup button").first.click()  # block
+        first.wait_for_selector(".tt-story")
+        second.goto(server.url + link)  # the same Prolific session in another browser
+        second.wait_for_selector(".tt-info")
+        first.wait_for_timeout(350)
+        first.keyboard.press(" ")  # the first browser goes on and answers...
+        first.wait_for_selector(".tt-text-response, .tt-choice")
+        if first.locator("#tt-answer").count():
+            first.locator("#tt-answer").fill("box")
+            first.keyboard.press("Enter")
+        else:
+            first.wait_for_timeout(250)
+            first.keyboard.press("f")
+        # ... and its answer is refused: the page stops.
+        first.wait_for_selector(".tt-overlay:not([hidden])", timeout=15000)
+        text = first.locator(".tt-overlay").inner_text()
+        assert "open in another browser" in text
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        first.screenshot(path=str(ARTIFACTS / "takeover.png"))
+        first.wait_for_timeout(500)
+        assert first.locator(".tt-text-response, .tt-choice").count() == 0  # stopped
+    first_context.close()
+    second_context.close()
+    (person,) = storage.participants()
+    kinds = [event.kind for event in storage.journal.events(person.participant_id)]
+    assert kinds == ["started", "consent", "takeover"]
+    assert storage.journal.browser_counts() == {person.participant_id: 2}

@@ -3,32 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import threading
 
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import require
+from tests.experiment.conftest import open_storage
 from tracktale.errors import TracktaleError
 from tracktale.experiment.design import build_session
-from tracktale.experiment.storage import Storage, metadata
+from tracktale.experiment.groupcommit import GroupCommitter
+from tracktale.experiment.storage import Storage
 from tracktale.trial import TrialRecord
-
-POSTGRES_ENV = "TRACKTALE_TEST_POSTGRES_URL"
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db(request, tmp_path):
-    if request.param == "sqlite":
-        storage = Storage(f"sqlite:///{tmp_path / 'study.sqlite'}")
-    else:
-        url = os.environ.get(POSTGRES_ENV)
-        require(bool(url), f"${POSTGRES_ENV} is not set (scripts/services/postgres.sh)")
-        engine = sa.create_engine(url)
-        metadata.drop_all(engine)  # each test starts from empty tables
-        engine.dispose()
-        storage = Storage(url)
+    storage = open_storage(request.param, f"sqlite:///{tmp_path / 'study.sqlite'}")
     yield storage
     storage.close()
 
@@ -189,9 +179,14 @@ def test_meta_values_are_made_once(db):
 
 def test_a_new_token_replaces_the_old_one(db, human_set):
     person, token = register(db, human_set, "PID1")
-    fresh = db.new_token(person.participant_id)
+    fresh, browser = db.new_token(person.participant_id, "another browser")
     assert db.participant_by_token(token) is None
     assert db.participant_by_token(fresh).participant_id == person.participant_id
+    assert browser == 2 and db.participant_by_token(fresh).browser == 2
+    from tracktale.experiment.storage import hash_token
+
+    assert db.journal.revoked(hash_token(token)) and not db.journal.revoked(hash_token(fresh))
+    assert db.journal.browser_counts() == {person.participant_id: 2}
 
 
 def test_sqlite_runs_in_wal_mode_with_full_sync(tmp_path):
@@ -217,7 +212,7 @@ def test_trial_records_accept_a_missing_defaulted_field(human_set, tmp_path):
     assert TrialRecord.from_dict(data).restarts == 0
     with pytest.raises(TracktaleError, match="'restarts' has the wrong type"):
         TrialRecord.from_dict({**data, "restarts": "1"})
-    assert dataclasses.fields(TrialRecord)[-1].name == "restarts"
+    assert [f.name for f in dataclasses.fields(TrialRecord)].index("restarts") == 22
     storage.close()
 
 
@@ -242,17 +237,24 @@ def test_concurrent_saves_share_commits_and_all_arrive(db, human_set):
     assert len(commits) < 40  # group commit: fewer transactions than trials
 
 
-def test_a_failed_batch_raises_and_the_writer_recovers(tmp_path):
-    from tracktale.experiment.groupcommit import GroupCommitter
-
+@pytest.fixture
+def rows(tmp_path):
+    """A table with a unique key, on its own SQLite file."""
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'g.sqlite'}")
     table = sa.Table(
         "rows",
         sa.MetaData(),
         sa.Column("id", sa.Integer, primary_key=True),
         sa.Column("key", sa.String, unique=True, nullable=False),
+        sa.Column("text", sa.Text),
     )
     table.metadata.create_all(engine)
+    yield engine, table
+    engine.dispose()
+
+
+def test_a_failed_batch_raises_and_the_writer_recovers(rows):
+    engine, table = rows
     writer = GroupCommitter(engine, table)
     assert writer.insert({"key": "a"}) is True
     assert writer.insert({"key": "a"}) is False
@@ -261,7 +263,47 @@ def test_a_failed_batch_raises_and_the_writer_recovers(tmp_path):
     assert writer.insert({"key": "b"}) is True
     with engine.connect() as connection:
         assert connection.execute(sa.select(table.c.key)).scalars().all() == ["a", "b"]
-    engine.dispose()
+
+
+def test_one_bad_row_never_fails_the_rows_committed_with_it(rows):
+    # Issue 15: a lone surrogate in one save failed the other saves of its group commit.
+    engine, table = rows
+    writer = GroupCommitter(engine, table)
+    # Hold the first write so that every other row waits and is written in one batch.
+    first_write = threading.Event()
+    release = threading.Event()
+
+    def slow_first(*_args):
+        if not first_write.is_set():
+            first_write.set()
+            release.wait(10)
+
+    sa.event.listen(engine, "before_cursor_execute", slow_first)
+    results: dict[str, object] = {}
+
+    def insert(key, text):
+        try:
+            results[key] = writer.insert({"key": key, "text": text})
+        except Exception as error:  # noqa: BLE001 - the bad row's own error is expected
+            results[key] = error
+
+    threads = [threading.Thread(target=insert, args=("first", "a"))]
+    threads[0].start()
+    assert first_write.wait(10)
+    batch = [(f"good-{n}", "fine") for n in range(8)] + [("bad", "\udfff")]
+    threads += [threading.Thread(target=insert, args=row) for row in batch]
+    for thread in threads[1:]:
+        thread.start()
+    while len(writer._queue) < len(batch):  # every other row is waiting for the batch
+        threading.Event().wait(0.01)
+    release.set()
+    for thread in threads:
+        thread.join()
+    assert isinstance(results.pop("bad"), Exception)
+    assert set(results.values()) == {True}
+    with engine.connect() as connection:
+        keys = connection.execute(sa.select(table.c.key)).scalars().all()
+    assert sorted(keys) == sorted(["first", *(key for key, _ in batch[:-1])])
 
 
 def test_servers_starting_together_on_a_new_database(tmp_path):
@@ -290,3 +332,51 @@ def test_meta_values_are_replaced_and_kept(db):
     db.put_meta("lab_progress:P1", '{"in_progress": null}')
     assert db.get_meta("lab_progress:P1") == '{"in_progress": null}'
     assert db.meta_value("lab_progress:P1", lambda: "unused") == '{"in_progress": null}'
+
+
+def test_free_text_round_trips_exactly_nul_included(db, human_set):
+    # PostgreSQL's text cannot hold NUL: the response column stores it escaped there.
+    person, _ = register(db, human_set, "PID1")
+    texts = ["bo\x00x", "\\tracktale-nul:not escaped", "back\\slash\x00\\0", "\u202ebox\r\n"]
+    for index, text in enumerate(texts):
+        db.save_trial(record(person, index, f"trial-{index:04d}", response=text))
+    assert [trial.response for trial in db.trials()] == texts
+
+
+def test_the_journal_records_serves_browsers_events_and_admin_sessions(db, human_set):
+    person, token = register(db, human_set, "PID1")
+    journal = db.journal
+    first = journal.record_serve(person.participant_id, 0, 1)
+    journal.record_serve(person.participant_id, 0, 1)
+    journal.record_serve(person.participant_id, 1, 1)
+    served = journal.served(person.participant_id)
+    assert (served[0].times, served[1].times) == (2, 1)
+    assert served[0].last_served_at >= first
+    assert set(journal.served(person.participant_id, 1)) == {1}
+    fresh, browser = db.new_token(person.participant_id, "UA two")
+    assert browser == 2 and db.participant_by_token(fresh).browser == 2
+    kinds = [(event.kind, event.detail.get("browser")) for event in journal.events()]
+    assert kinds == [("started", None), ("takeover", 2)]
+    session_id = journal.open_admin_session()
+    assert journal.admin_session_valid(session_id) and not journal.admin_session_valid("x")
+    journal.close_admin_session(session_id)
+    assert not journal.admin_session_valid(session_id)
+
+
+def test_an_older_database_gets_the_new_columns(tmp_path, human_set):
+    url = f"sqlite:///{tmp_path / 'old.sqlite'}"
+    storage = Storage(url)
+    person, _ = register(storage, human_set, "PID1")
+    storage.save_trial(record(person))
+    storage.close()
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:  # as the first release created it
+        for column in ("flags", "browser", "served_at", "server_elapsed_ms"):
+            connection.exec_driver_sql(f"ALTER TABLE trials DROP COLUMN {column}")
+        connection.exec_driver_sql("ALTER TABLE participants DROP COLUMN browser")
+    engine.dispose()
+    reopened = Storage(url)
+    (trial,) = reopened.trials()
+    assert (trial.flags, trial.browser, trial.server_elapsed_ms) == ("", None, None)
+    assert reopened.participants()[0].browser == 1
+    reopened.close()

@@ -2,9 +2,11 @@
  * jsPsych plugin: a one-word typed answer within a time limit; ENTER submits.
  *
  * jsPsych's survey-text has no time limit, hence this plugin. The probe (for example
- * "The key is in the") is shown with a text box after it. ENTER submits a non-empty answer;
- * when `trial_duration` runs out the trial ends with `response: null, timed_out: true`. The
- * response time runs from the moment the probe is on screen (reading the probe included).
+ * "The key is in the") is shown with a text box after it. ENTER or the submit button (for
+ * phones, whose keyboards may have no ENTER) submits a non-empty answer; an answer of only
+ * spaces is refused on the page as on the server. When `trial_duration` runs out the trial
+ * ends with `response: null, timed_out: true`. The response time runs from the moment the
+ * probe is on screen (reading the probe included) to the submission.
  */
 var jsPsychTimedTextResponse = (function (jspsych) {
   "use strict";
@@ -18,7 +20,7 @@ var jsPsychTimedTextResponse = (function (jspsych) {
       /** Instruction above the probe (plain text). */
       prompt: {
         type: jspsych.ParameterType.STRING,
-        default: "Complete the sentence with one word and press ENTER.",
+        default: "Complete the sentence with one word and press ENTER (or Submit).",
       },
       /** Longest time to answer in ms. */
       trial_duration: { type: jspsych.ParameterType.INT, default: 15000 },
@@ -26,12 +28,16 @@ var jsPsychTimedTextResponse = (function (jspsych) {
       max_length: { type: jspsych.ParameterType.INT, default: 40 },
       /** Shown when ENTER is pressed on an empty box. */
       empty_message: { type: jspsych.ParameterType.STRING, default: "Type a word first." },
+      /** Label of the submit button (null: no button, ENTER only). */
+      button_label: { type: jspsych.ParameterType.STRING, default: "Submit" },
       /** Show a bar that shrinks as the time runs out. */
       show_timer: { type: jspsych.ParameterType.BOOL, default: true },
     },
     data: {
       /** The answer as typed (null after a timeout). */
       response: { type: jspsych.ParameterType.STRING },
+      /** "key" (ENTER) or "button" (null after a timeout). */
+      input: { type: jspsych.ParameterType.STRING },
       /** Time from probe onset to ENTER in ms (null after a timeout). */
       rt: { type: jspsych.ParameterType.FLOAT },
       /** The time ran out before an answer was submitted. */
@@ -69,13 +75,22 @@ var jsPsychTimedTextResponse = (function (jspsych) {
       const message = document.createElement("p");
       message.className = "tt-hint";
       message.setAttribute("role", "status");
-      root.append(prompt, line, message);
+      root.append(prompt, line);
+      let button = null;
+      if (trial.button_label) {
+        button = document.createElement("button");
+        button.type = "button";
+        button.className = "jspsych-btn tt-submit";
+        button.textContent = trial.button_label;
+        root.appendChild(button);
+      }
+      root.appendChild(message);
       display_element.replaceChildren(root);
       input.focus();
 
       const start = performance.now();
       let finished = false;
-      const finish = (response) => {
+      const finish = (response, how) => {
         if (finished) return;
         finished = true;
         const rt = response === null ? null : Math.round((performance.now() - start) * 10) / 10;
@@ -83,19 +98,33 @@ var jsPsychTimedTextResponse = (function (jspsych) {
           response: response,
           rt: rt,
           timed_out: response === null,
+          input: response === null ? null : how,
           probe: trial.probe,
         });
+      };
+      const submit = (how) => {
+        // Trimmed as the server strips (Python's whitespace includes U+001C-U+001F and
+        // U+0085, which String.trim keeps), so that the page refuses every blank answer the
+        // server would refuse; lone surrogates (broken pasted text) become U+FFFD.
+        let value = input.value.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/g, "");
+        if (typeof value.toWellFormed === "function") value = value.toWellFormed();
+        if (value) finish(value, how);
+        else {
+          message.textContent = trial.empty_message;
+          input.focus();
+        }
       };
       input.addEventListener("keydown", (event) => {
         if (event.key !== "Enter") return;
         event.preventDefault();
-        const value = input.value.trim();
-        if (value) finish(value);
-        else message.textContent = trial.empty_message;
+        submit("key");
       });
+      if (button) button.addEventListener("click", () => submit("button"));
       // Keep the typing position in the box even if the participant clicks elsewhere.
-      root.addEventListener("click", () => input.focus());
-      this.jsPsych.pluginAPI.setTimeout(() => finish(null), trial.trial_duration);
+      root.addEventListener("click", (event) => {
+        if (event.target !== button) input.focus();
+      });
+      this.jsPsych.pluginAPI.setTimeout(() => finish(null, null), trial.trial_duration);
     }
 
     simulate(trial, simulation_mode, simulation_options, load_callback) {
@@ -120,11 +149,11 @@ var jsPsychTimedTextResponse = (function (jspsych) {
     createSimulationData(trial, simulation_options) {
       const rt = this.jsPsych.randomization.sampleExGaussian(3500, 600, 1 / 1500, true);
       const data = this.jsPsych.pluginAPI.mergeSimulationData(
-        { response: "box", rt: rt, timed_out: false, probe: trial.probe },
+        { response: "box", rt: rt, timed_out: false, input: "key", probe: trial.probe },
         simulation_options
       );
       if (data.rt === null || data.rt >= trial.trial_duration) {
-        Object.assign(data, { response: null, rt: null, timed_out: true });
+        Object.assign(data, { response: null, rt: null, timed_out: true, input: null });
       }
       return data;
     }

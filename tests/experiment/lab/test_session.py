@@ -6,9 +6,10 @@ import pytest
 
 from tests.experiment.lab.scripted import ScriptedDisplay
 from tracktale.errors import TracktaleError
-from tracktale.experiment.design import build_session, session_seed_for
+from tracktale.experiment.design import build_session
 from tracktale.experiment.lab.runner import RunResult
 from tracktale.experiment.lab.session import LabSession, Reading, Response
+from tracktale.experiment.pseudonyms import session_seed
 from tracktale.experiment.service import StudyService
 from tracktale.stimuli.registry import get_paradigm
 
@@ -69,7 +70,8 @@ def test_the_lab_runs_the_browser_design_and_shares_its_list_balance(service, st
     online = service.start_session("5f0c0ffee0000000000000aa").participant
     lab = LabSession(service, "LAB-002").participant
     assert (online.list_id, lab.list_id) == ("L1", "L2")  # the least-filled list, across sources
-    seed = session_seed_for(service.config.design.seed, service.config.study_id, "LAB-002")
+    design = service.config.design
+    seed = session_seed(service.salt, design.seed, service.config.study_id, "LAB-002")
     assert lab.plan == build_session(human_set, "L2", seed, service.config.design)
 
 
@@ -141,6 +143,7 @@ def test_a_trial_the_study_refuses_is_an_error(service):
     planned = session.trials[0]
     wrong_item = session.trials[1]
     bad = type(planned)(**{**planned.__dict__, "item_id": wrong_item.item_id})
+    session.begin_trial(0)
     with pytest.raises(TracktaleError, match="refused a lab write: trial 0 shows another item"):
         session.save_trial(bad, Reading(1.0, 5.0, False), Response(2.0, "box", 5.0), screen=(1, 1))
 
