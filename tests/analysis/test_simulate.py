@@ -48,3 +48,16 @@ def test_simulated_model_results_have_the_store_columns(small_model_set):
     assert set(results["task"]) == {"implicit", "explicit", "sequence"}
     assert {"model_id", "revision", "resolved_sha", "n_parameters", "logprob"} <= set(results)
     assert len(results) == 3 * sum(item.role == "main" for item in small_model_set)
+
+
+def test_the_design_is_the_studys_own_four_lists(human_set):
+    from tracktale.experiment.design import LIST_IDS, build_session
+
+    design = human_design(human_set).trials
+    assert list(dict.fromkeys(design["list_id"])) == list(LIST_IDS)
+    for list_id in LIST_IDS:
+        plan = build_session(human_set, list_id, 0)
+        rows = design[design["list_id"] == list_id]
+        assert list(rows["item_id"]) == [t.item_id for t in plan.trials]
+        assert list(rows["task"]) == [t.task for t in plan.trials]
+        assert len(rows) == 50 and (rows["role"] != "practice").sum() == 46
