@@ -5,10 +5,13 @@ Input: explicit-task model result rows (``model_id``, ``revision``, ``item_id``,
 and the stimulus set they were scored on. Rows are joined to their items' conditions; where the
 score columns are missing they are recomputed from ``output`` with the paradigm's scorer.
 
-Confidence intervals are 95% percentile bootstraps over items (2,000 resamples, seeded). For
-a 0/1 outcome the mean of a resample of n items is distributed as Binomial(n, p)/n with p the
-observed rate, so resamples are drawn that way: the same bootstrap, without materialising the
-resampled items.
+Confidence intervals are 95% Wilson intervals over items by default (``interval="wilson"``,
+statsmodels' ``proportion_confint``). The paper reports percentile bootstraps over the
+evaluation examples (``interval="bootstrap"``, 2,000 resamples, seeded): for a 0/1 outcome the
+mean of a resample of n items is distributed as Binomial(n, p)/n with p the observed rate, so
+resamples are drawn that way. That bootstrap collapses to [1, 1] when every item is right (and
+to [0, 0] when none is), claiming certainty from 20 items; Wilson gives [0.84, 1] at 20/20 and
+agrees with the bootstrap elsewhere.
 
 Comparisons follow the paper's design: look-back over the mixed-operation datasets only (the
 only variant with look-back 2-7), operation over the look-back-1 datasets only (the only ones
@@ -52,6 +55,7 @@ OPERATION_ORDER = ("add", "sub", "mul", "div", "mixed")
 SFB_LEVELS = ("exact", "under", "over")
 N_BOOT = 2000
 LEVEL = 0.95
+INTERVALS = ("wilson", "bootstrap")
 FIGURE_FORMATS = ("png", "pdf", "svg")
 POOLED = "all models"
 _COLOURS = ("#0072B2", "#D55E00", "#009E73", "#E69F00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
@@ -148,6 +152,23 @@ def bootstrap_interval(
     return float(low), float(high)
 
 
+def rate_interval(
+    successes: int, n: int, *, interval: str = "wilson", n_boot: int = N_BOOT, seed: int = 0
+) -> tuple[float, float]:
+    """The 95% interval of a rate over ``n`` items: Wilson, or the paper's bootstrap.
+
+    Raises:
+        TracktaleError: For an unknown interval.
+    """
+    from tracktale.analysis.stats import proportion_interval
+
+    if interval == "wilson":
+        return proportion_interval(successes, n, LEVEL)
+    if interval == "bootstrap":
+        return bootstrap_interval(successes, n, n_boot=n_boot, seed=seed)
+    raise TracktaleError(f"unknown interval {interval!r} (use {' or '.join(INTERVALS)})")
+
+
 def rate_table(
     rows: pd.DataFrame,
     by: Sequence[str],
@@ -155,8 +176,9 @@ def rate_table(
     *,
     n_boot: int = N_BOOT,
     seed: int = 0,
+    interval: str = "wilson",
 ) -> pd.DataFrame:
-    """The rate of ``value`` per group, in percent, with its bootstrap interval.
+    """The rate of ``value`` per group, in percent, with its interval (:func:`rate_interval`).
 
     Returns:
         Columns ``by``, ``n``, ``rate``, ``ci_low``, ``ci_high`` (percent).
@@ -166,7 +188,7 @@ def rate_table(
     records = []
     for keys, group in rows.groupby(list(by), sort=True, dropna=False):
         n, successes = len(group), int(group[value].sum())
-        low, high = bootstrap_interval(successes, n, n_boot=n_boot, seed=seed)
+        low, high = rate_interval(successes, n, interval=interval, n_boot=n_boot, seed=seed)
         keys = keys if isinstance(keys, tuple) else (keys,)
         records.append(
             {
@@ -180,14 +202,17 @@ def rate_table(
     return pd.DataFrame.from_records(records, columns=[*by, "n", "rate", "ci_low", "ci_high"])
 
 
-def accuracy_table(rows: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0) -> pd.DataFrame:
-    """Table 3: per model, FAA with its bootstrap interval, CAA, the FAA-CAA gap and PAR.
+def accuracy_table(
+    rows: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0, interval: str = "wilson"
+) -> pd.DataFrame:
+    """Table 3: per model, FAA with its interval, CAA, the FAA-CAA gap and PAR.
 
     Returns:
         ``model``, ``n``, ``faa``, ``ci_low``, ``ci_high``, ``half_width``, ``caa``,
         ``faa_caa_gap`` (CAA - FAA, points) and ``par``, in percent, sorted by FAA.
     """
-    table = rate_table(rows, ["model"], n_boot=n_boot, seed=seed).rename(columns={"rate": "faa"})
+    table = rate_table(rows, ["model"], n_boot=n_boot, seed=seed, interval=interval)
+    table = table.rename(columns={"rate": "faa"})
     table["half_width"] = (table["ci_high"] - table["ci_low"]) / 2
     means = rows.groupby("model")[["correct_any", "parseable"]].mean().mul(100)
     table = table.merge(means.reset_index(), on="model")
@@ -197,9 +222,11 @@ def accuracy_table(rows: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0) -
     return table[columns].sort_values("faa", kind="stable").reset_index(drop=True)
 
 
-def horizon_table(rows: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0) -> pd.DataFrame:
+def horizon_table(
+    rows: pd.DataFrame, *, n_boot: int = N_BOOT, seed: int = 0, interval: str = "wilson"
+) -> pd.DataFrame:
     """FAA (with interval), CAA and their gap by model and horizon (Figures 2 and 3)."""
-    table = rate_table(rows, ["model", "horizon"], n_boot=n_boot, seed=seed)
+    table = rate_table(rows, ["model", "horizon"], n_boot=n_boot, seed=seed, interval=interval)
     table = table.rename(columns={"rate": "faa"})
     caa = rows.groupby(["model", "horizon"])["correct_any"].mean().mul(100).rename("caa")
     table = table.merge(caa.reset_index(), on=["model", "horizon"])
@@ -221,7 +248,12 @@ def factor_rows(rows: pd.DataFrame, factor: str) -> pd.DataFrame:
 
 
 def factor_table(
-    rows: pd.DataFrame, *, by_horizon: bool = False, n_boot: int = N_BOOT, seed: int = 0
+    rows: pd.DataFrame,
+    *,
+    by_horizon: bool = False,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+    interval: str = "wilson",
 ) -> pd.DataFrame:
     """FAA by look-back, input range, data type and operation, per model and pooled.
 
@@ -230,6 +262,7 @@ def factor_table(
         by_horizon: Also split by horizon (the paper's Figures 4-6).
         n_boot: Bootstrap resamples.
         seed: Bootstrap seed.
+        interval: ``wilson`` or ``bootstrap`` (:func:`rate_interval`).
 
     Returns:
         ``factor``, ``level``, ``model`` (:data:`POOLED` for the rows of all models),
@@ -244,7 +277,9 @@ def factor_table(
         if subset.empty:
             continue
         for model_rows in (subset, subset.assign(model=POOLED)):
-            table = rate_table(model_rows, ["model", factor, *split], n_boot=n_boot, seed=seed)
+            table = rate_table(
+                model_rows, ["model", factor, *split], n_boot=n_boot, seed=seed, interval=interval
+            )
             tables.append(table.rename(columns={factor: "level"}).assign(factor=factor))
     table = pd.concat(tables, ignore_index=True).rename(columns={"rate": "faa"})
     table["level"] = table["level"].astype(str)
@@ -390,6 +425,7 @@ def arithmetic_section(
     *,
     n_boot: int = N_BOOT,
     seed: int = 0,
+    interval: str = "wilson",
 ) -> list[Path]:
     """Every arithmetic table and figure, for the report.
 
@@ -404,6 +440,7 @@ def arithmetic_section(
         out_dir: Folder to write into (created).
         n_boot: Bootstrap resamples.
         seed: Bootstrap seed.
+        interval: ``wilson`` (default) or the paper's ``bootstrap`` (:func:`rate_interval`).
 
     Returns:
         The paths written.
@@ -413,18 +450,21 @@ def arithmetic_section(
     rows = scored_rows(results, stimulus_set)
     written = []
     written += write_table(
-        accuracy_table(rows, n_boot=n_boot, seed=seed), folder / "arithmetic_accuracy", latex=True
+        accuracy_table(rows, n_boot=n_boot, seed=seed, interval=interval),
+        folder / "arithmetic_accuracy",
+        latex=True,
     )
     written += write_table(
         generation_change(rows), folder / "arithmetic_generation_change", latex=True
     )
-    horizons = horizon_table(rows, n_boot=n_boot, seed=seed)
+    horizons = horizon_table(rows, n_boot=n_boot, seed=seed, interval=interval)
     written += write_table(horizons, folder / "arithmetic_faa_by_horizon")
     written += plot_faa_by_horizon(horizons, folder / "arithmetic_faa_by_horizon")
     written += write_table(
-        factor_table(rows, n_boot=n_boot, seed=seed), folder / "arithmetic_faa_by_factor"
+        factor_table(rows, n_boot=n_boot, seed=seed, interval=interval),
+        folder / "arithmetic_faa_by_factor",
     )
-    by_horizon = factor_table(rows, by_horizon=True, n_boot=n_boot, seed=seed)
+    by_horizon = factor_table(rows, by_horizon=True, n_boot=n_boot, seed=seed, interval=interval)
     stem = folder / "arithmetic_faa_by_factor_and_horizon"
     written += write_table(by_horizon, stem)
     written += plot_factors_by_horizon(by_horizon, stem)
