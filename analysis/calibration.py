@@ -26,8 +26,15 @@ if TYPE_CHECKING:
 
     from tracktale.stimulus_set import StimulusSet
 
-GLM_VARIANTS = (("glm", "normal"), ("glm-2way", "normal"), ("glm-2way", "t"))
-"""(method, reference) pairs the GLM part measures: the paper's z tests, two-way z and t."""
+GLM_VARIANTS = (
+    ("glm", "normal"),
+    ("glm-2way", "normal"),
+    ("glm-2way", "t"),
+    ("glm-2way", "t, floored"),
+)
+"""(method, reference) pairs the GLM part measures: the paper's z tests; the two-way SE with z
+and t(items - 1) tests; and the report's default, each SE at least the participant-clustered
+one, t(items - 1)."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +88,12 @@ def null_studies(
 def glm_pvalues(analysed: pd.DataFrame) -> list[dict[str, Any]]:
     """The p of every default test under every GLM variant, from one fit per model."""
     from tracktale.analysis.cluster import clustered_inference
-    from tracktale.analysis.glm import design_frame, fit_clustered_logit, glm_terms
+    from tracktale.analysis.glm import (
+        design_frame,
+        fit_clustered_logit,
+        floored_variance,
+        glm_terms,
+    )
 
     rows = []
     for recency in (None, "focus"):
@@ -95,9 +107,13 @@ def glm_pvalues(analysed: pd.DataFrame) -> list[dict[str, Any]]:
             continue
         for method, reference in GLM_VARIANTS:
             columns = ["agent"] if method == "glm" else ["agent", "item_id"]
-            inference = clustered_inference(result, frame, columns, reference)
+            inference = clustered_inference(result, frame, columns, reference.split(",")[0])
+            pvalues = inference.pvalues
+            if reference.endswith("floored"):
+                se = floored_variance(inference.cov, result.cov_params()) ** 0.5
+                pvalues = inference.p_of(result.params / se)
             for test in tests:
-                p = float(inference.pvalues[GLM_TERMS[test]])
+                p = float(pvalues[GLM_TERMS[test]])
                 rows.append({"method": method, "reference": reference, "test": test, "p": p})
     return rows
 

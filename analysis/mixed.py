@@ -8,12 +8,12 @@ one of two engines:
   field's reference; used by ``auto`` whenever R and lme4 are installed. All models are fitted
   in one R process, with a third fit of model 1 with the other random structure (slopes when
   the models have none, none when they have them), for the likelihood-ratio tests of
-  :mod:`tracktale.analysis.mixed_tables`.
+  :mod:`tracktale.analysis.mixed_analysis`.
 - ``statsmodels``: :class:`~statsmodels.genmod.bayes_mixed_glm.BinomialBayesMixedGLM` fitted by
   variational Bayes. Its random effects are independent (no correlations), it has no
-  likelihood (no LRT, AIC or BIC), and on the human design its posterior SDs came out about 30%
-  smaller than glmer's standard errors: every fit is marked ``approximate``, and the report and
-  the CLI say so.
+  likelihood (no LRT, AIC or BIC), and on a simulated human study its posterior SDs came out
+  27% (complexity) to 42% (intercept) smaller than glmer's standard errors: every fit is
+  marked ``approximate``, and the report and the CLI say so.
 
 Predictors are standardised (complexity and recency as z-scores; task coded as ``task_coding``
 says) for both engines, so their estimates are comparable. With ``slopes`` participants also
@@ -40,7 +40,8 @@ GLMER_TESTS = ("t-bw", "z")
 freedom, :func:`between_within_df`) or ``z`` (lme4's ``summary``)."""
 APPROXIMATE = (
     "the mixed models are statsmodels' variational Bayes approximation (independent random "
-    "effects, posterior SDs about 30% smaller than glmer's SEs on this design), marked "
+    "effects; posterior SDs 27% (complexity) to 42% (intercept) smaller than glmer's SEs on a "
+    "simulated human study), marked "
     "approximate; the inference shown is the two-way clustered GLM"
 )
 

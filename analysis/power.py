@@ -249,5 +249,6 @@ def power_figure(table: pd.DataFrame, folder, term: str, target: float = 0.8):
         percent_axes(figure, label="Power", chance=None)
         ax.axhline(target, color="0.4", linestyle="--", linewidth=0.8)
         ax.set_xlabel("Participants recruited")
-        ax.set_title(f"Power for {term}", loc="left")
+        method = f" ({table['method'].iloc[0]})" if "method" in table else ""
+        ax.set_title(f"Power for {term}{method}", loc="left")
         return save_figure(figure, folder, "power_curve", f"Power for {term} by sample size")

@@ -38,7 +38,12 @@ def _print_table(table, scenario: NullScenario) -> None:
     print(f"\nN = {scenario.participants}, item SD = {scenario.item_sd}")
     print(f"  {'method':<22}{'test':<13}{'rate':>7}  95% CI            sims  failed")
     for row in table.itertuples():
-        reference = {"normal": "z", "likelihood ratio": "LRT", "t (between-within df)": "t BW"}
+        reference = {
+            "normal": "z",
+            "likelihood ratio": "LRT",
+            "t (between-within df)": "t BW",
+            "t, floored": "t, SE floor",
+        }
         method = f"{row.method} ({reference.get(row.reference, 't')})"
         flag = "" if 0.035 <= row.rate <= 0.065 else "  <- outside 5% +- 1.5"
         print(
