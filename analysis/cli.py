@@ -92,6 +92,47 @@ def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
     "(the paper's 550 trials per task) or on all templates pooled.",
 )
 @click.option(
+    "--inference",
+    type=click.Choice(["auto", "glmer", "glm-2way", "glm"]),
+    default="auto",
+    show_default=True,
+    help="What the human analysis leads with (auto: glmer where R has lme4, else the GLM "
+    "with SEs clustered by participant and item; glm: the paper's participant-clustered GLM, "
+    "which is always shown too).",
+)
+@click.option(
+    "--glmer-test",
+    type=click.Choice(["t-bw", "z"]),
+    default="t-bw",
+    show_default=True,
+    help="glmer's p-values: t with between-within degrees of freedom (items minus item-level "
+    "terms for complexity and recency), or lme4's normal reference.",
+)
+@click.option(
+    "--two-way-se",
+    type=click.Choice(["max", "cgm"]),
+    default="max",
+    show_default=True,
+    help="Two-way GLM: test each term with the larger of its two-way and participant-clustered "
+    "SE (max), or the two-way (Cameron-Gelbach-Miller) SE alone (cgm).",
+)
+@click.option(
+    "--accuracy-interval",
+    type=click.Choice(["bootstrap", "wilson"]),
+    default="bootstrap",
+    show_default=True,
+    help="Intervals of human accuracy in tables and Figure 3 (bootstrap: BCa over "
+    "participants; wilson: over the pooled trials, too narrow for clustered trials).",
+)
+@click.option(
+    "--arithmetic-interval",
+    type=click.Choice(["wilson", "bootstrap"]),
+    default="wilson",
+    show_default=True,
+    help="Intervals of the arithmetic paradigm's rates (bootstrap: the paper's percentile "
+    "bootstrap over items, which collapses to [1, 1] at 20/20).",
+)
+@click.option(
     "--calibrated", is_flag=True, help="Score models by correct_calibrated instead of correct."
 )
 @click.option(
@@ -175,6 +216,11 @@ def report(
     recency: str,
     task_coding: str,
     figure_template: str,
+    inference: str,
+    glmer_test: str,
+    two_way_se: str,
+    accuracy_interval: str,
+    arithmetic_interval: str,
     calibrated: bool,
     min_accuracy: float,
     min_comprehension: float | None,
@@ -211,6 +257,11 @@ def report(
         recency=recency,
         task_coding=task_coding,
         figure_template=figure_template,
+        inference=inference,
+        arithmetic_interval=arithmetic_interval,
+        accuracy_interval=accuracy_interval,
+        glmer_test=glmer_test,
+        two_way_floor=two_way_se == "max",
         value="correct_calibrated" if calibrated else "correct",
         models=model_ids or None,
         templates=templates or None,
@@ -226,7 +277,37 @@ def report(
         click.echo(line, err=True)
     n_figures = sum(len(s.figures) for s in result.sections)
     n_tables = sum(len(s.tables) for s in result.sections)
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
     click.echo(f"wrote {n_figures} figures and {n_tables} tables; report: {result.html_path}")
+
+
+class _LazyProgress:
+    """A progress bar opened at the first report, after any time estimate was printed."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.bar: Any = None
+        self.shown = 0
+
+    def estimate(self, estimate: Any) -> None:
+        minutes = estimate.total_seconds / 60
+        click.echo(
+            f"glmer: {estimate.seconds_per_set:.1f} s per study (R start-up "
+            f"{estimate.startup_seconds:.1f} s): about {minutes:.1f} min for {self.total} "
+            "studies on the worker processes"
+        )
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = click.progressbar(length=total, label="fitting", show_eta=True)
+            self.bar.__enter__()
+        self.bar.update(done - self.shown)
+        self.shown = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
 
 
 def _simulation_options(command: Any) -> Any:
@@ -276,7 +357,7 @@ def _params(values: dict[str, Any]) -> Any:
     type=click.Choice(["complexity_c", "task_s", "complexity_c:task_s", "recency_c"]),
     default="complexity_c",
     show_default=True,
-    help="The GLM term whose significance counts.",
+    help="The term whose significance counts (for glmer: the same term of its model).",
 )
 @click.option(
     "--alpha", type=click.FloatRange(0, 1), default=0.05, show_default=True, help="Level."
@@ -285,6 +366,28 @@ def _params(values: dict[str, Any]) -> Any:
     "--with-recency", is_flag=True, help="Fit the GLM with the focus position as covariate."
 )
 @click.option("--no-exclusions", is_flag=True, help="Do not apply the 50% accuracy exclusion.")
+@click.option(
+    "--method",
+    type=click.Choice(["auto", "glm", "glm-2way", "glmer"]),
+    default="auto",
+    show_default=True,
+    help="The model fitted to each simulated study (auto: the report's default, glmer where R "
+    "has lme4, else glm-2way; glm: the paper's participant-clustered GLM).",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=2,
+    show_default=True,
+    help="R processes at once for --method glmer.",
+)
+@click.option(
+    "--glmer-test",
+    type=click.Choice(["t-bw", "z"]),
+    default="t-bw",
+    show_default=True,
+    help="glmer's p-values, as in the report (t with between-within df, or lme4's z).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulations.")
 @click.option(
     "--out", type=click.Path(path_type=Path), help="Write power.csv/.tex and the power curve here."
@@ -298,12 +401,16 @@ def power(
     alpha: float,
     with_recency: bool,
     no_exclusions: bool,
+    method: str,
+    workers: int,
+    glmer_test: str,
     seed: int,
     out: Path | None,
     **effects: float,
 ) -> None:
-    """Power of the GLM by simulation, with its CI, for a range of sample sizes."""
+    """Power by simulation, with its CI, for a range of sample sizes, by the fitted model."""
     from tracktale.analysis.exclusions import ExclusionRules
+    from tracktale.analysis.inference import METHOD_LABELS, resolve_method
     from tracktale.analysis.power import PowerSettings, power_figure, simulate_power
     from tracktale.analysis.tables import format_cell, save_table
 
@@ -319,11 +426,21 @@ def power(
         recency="focus" if with_recency else None,
         rules=None if no_exclusions else ExclusionRules(),
         seed=seed,
+        method=resolve_method(method),
+        workers=workers,
+        glmer_test=glmer_test,
     )
     params = _params(dict(effects))
     stimulus_set = _stimulus_sets(stimuli_dirs)[0]
-    with click.progressbar(length=len(size_list) * simulations, label="simulating") as bar:
-        table = simulate_power(stimulus_set, params, settings, lambda done, total: bar.update(1))
+    total = len(size_list) * simulations
+    click.echo(f"method: {METHOD_LABELS[settings.method]}")
+    if settings.method == "glmer":
+        click.echo(f"simulating {total} studies; fitting the first alone to time glmer ...")
+    progress = _LazyProgress(total)
+    try:
+        table = simulate_power(stimulus_set, params, settings, progress, progress.estimate)
+    finally:
+        progress.close()
     for row in table.itertuples():
         click.echo(
             f"N={row.participants:>4}  power {format_cell(row.power, 3)} "

@@ -107,11 +107,18 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     path = Path(path)
     if not path.is_file():
         raise TracktaleError(f"{path}: no such file")
-    if path.suffix == ".parquet":
-        return pd.read_parquet(path)
-    if path.suffix == ".csv":
+    if path.suffix not in (".parquet", ".csv"):
+        raise TracktaleError(f"{path}: expected a .parquet or .csv file")
+    if path.stat().st_size == 0:
+        raise TracktaleError(f"{path}: the file is empty (not even a header)")
+    try:
+        if path.suffix == ".parquet":
+            return pd.read_parquet(path)
         return pd.read_csv(path, keep_default_na=True)
-    raise TracktaleError(f"{path}: expected a .parquet or .csv file")
+    except (ValueError, OSError, pd.errors.ParserError) as error:
+        # pyarrow's and pandas' errors on a damaged file, on one line.
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise TracktaleError(f"{path}: cannot be read as {path.suffix[1:]} ({first})") from None
 
 
 def _find_table(folder: Path, stem: str) -> Path | None:
@@ -168,6 +175,7 @@ def load_human_trials(source: Any) -> HumanData:
     if isinstance(source, HumanData):
         return source
     participants = None
+    participants_origin = "participants table"
     if isinstance(source, tuple):
         trials, participants = source
         origin = "trials table"
@@ -188,10 +196,11 @@ def load_human_trials(source: Any) -> HumanData:
             raise TracktaleError(f"{path}: no participants.parquet or participants.csv")
         if participants_path is not None:
             participants = read_table(participants_path)
+            participants_origin = str(participants_path)
         origin = str(trials_path)
     trials = _check_human_trials(trials, origin)
     if participants is not None:
-        participants = _check_participants(participants, origin)
+        participants = _check_participants(participants, participants_origin)
     return HumanData(trials=trials, participants=participants, origin=origin)
 
 
@@ -233,6 +242,8 @@ def _as_boolean(table: pd.DataFrame, column: str, what: str, *, nullable: bool) 
 
 def _check_human_trials(trials: pd.DataFrame, origin: str) -> pd.DataFrame:
     require_columns(trials, HUMAN_TRIAL_COLUMNS, origin)
+    if trials.empty:
+        raise TracktaleError(f"{origin}: no trials (the table has a header but no rows)")
     trials = trials.reset_index(drop=True).copy()
     for column in ("participant_id", "item_id"):
         trials[column] = trials[column].astype(str)
@@ -245,8 +256,7 @@ def _check_human_trials(trials: pd.DataFrame, origin: str) -> pd.DataFrame:
     return trials
 
 
-def _check_participants(participants: pd.DataFrame, origin: str) -> pd.DataFrame:
-    what = f"participants of {origin}"
+def _check_participants(participants: pd.DataFrame, what: str) -> pd.DataFrame:
     require_columns(participants, PARTICIPANT_COLUMNS, what)
     participants = participants.reset_index(drop=True).copy()
     participants["participant_id"] = participants["participant_id"].astype(str)

@@ -139,7 +139,8 @@ def apply_exclusions(
         )
     low_pairs = set(low.index)
     keep_mask = [(p, t) not in low_pairs for p, t in zip(kept["agent"], kept["task"], strict=True)]
-    kept = kept[keep_mask]
+    # A Series, not a list: an empty list would select no *columns* (and lose "task").
+    kept = kept[pd.Series(keep_mask, index=kept.index, dtype=bool)]
     log_table = pd.DataFrame(log, columns=["participant", "task", "rule", "detail"])
     summary = _summary(trials, kept, log_table, tasks)
     return ExclusionResult(kept.reset_index(drop=True), log_table, summary, tuple(notes))

@@ -3,7 +3,9 @@
 Each function takes the analysed human trials and/or the model rows, writes PNG, PDF and SVG
 into ``folder`` and returns the :class:`~tracktale.analysis.style.SavedFigure`, or ``None``
 when the data it needs is absent (e.g. no Pythia results), so a report shows what it can.
-Error bars are Wilson 95% intervals on the pooled trials.
+Error bars are 95% intervals: for people a BCa bootstrap over participants (their trials are
+not independent), for models Wilson intervals over the items (each scored once);
+see :mod:`tracktale.analysis.stats`.
 """
 
 from __future__ import annotations
@@ -67,9 +69,17 @@ def _by_size(rows: pd.DataFrame) -> list[str]:
 
 
 def humans_vs_reference(
-    human: pd.DataFrame | None, models: pd.DataFrame | None, folder: Path, value: str = "correct"
+    human: pd.DataFrame | None,
+    models: pd.DataFrame | None,
+    folder: Path,
+    value: str = "correct",
+    cluster: str | None = "agent",
 ) -> SavedFigure | None:
-    """Figure 3: human accuracy by complexity against the reference models, per task."""
+    """Figure 3: human accuracy by complexity against the reference models, per task.
+
+    ``cluster`` names the participant column the human intervals resample (``None``: Wilson
+    over the pooled trials).
+    """
     reference = None
     if models is not None and not models.empty:
         rows = final_models(models)
@@ -80,7 +90,8 @@ def humans_vs_reference(
         figure = new_figure(2)
         for ax, task in zip(figure.axes, TASKS, strict=True):
             if human is not None and not human.empty:
-                table = accuracy_table(human[human["task"] == task], ["complexity"])
+                rows = human[human["task"] == task]
+                table = accuracy_table(rows, ["complexity"], cluster=cluster)
                 _errorbar(ax, table, "complexity", color=HUMAN_COLOUR, label="Humans")
             if reference is not None and not reference.empty:
                 task_rows = reference[reference["task"] == task]

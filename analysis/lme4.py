@@ -38,17 +38,19 @@ RSCRIPT_ENV = "TRACKTALE_RSCRIPT"
 
 @dataclass(frozen=True)
 class GlmerFit:
-    """What ``glmer`` returned.
+    """What ``glmer`` returned for one model.
 
     Attributes:
         fixed: ``term``, ``estimate``, ``se``, ``z``, ``p`` (Wald), one row per fixed effect.
         random: lme4's ``VarCorr`` as a table (``grp``, ``var1``, ``var2``, ``vcov``, ``sdcor``).
-        info: lme4 and R versions, logLik, AIC, BIC, n_obs, singular fit, warnings.
+        info: lme4 and R versions, logLik, AIC, BIC, npar, n_obs, singular fit, warnings.
+        vcov: The fixed effects' covariance matrix (terms x terms, R's term names).
     """
 
     fixed: pd.DataFrame
     random: pd.DataFrame
     info: dict[str, str] = field(default_factory=dict)
+    vcov: pd.DataFrame | None = None
 
 
 def rscript_path() -> str | None:
@@ -80,12 +82,107 @@ def lme4_available() -> bool:
     return rscript is not None and _lme4_installed(rscript)
 
 
-def fit_glmer(data: pd.DataFrame, formula: str, timeout: float = 900) -> GlmerFit:
-    """Fit a binomial ``glmer`` in a separate R process.
+def _require_lme4() -> str:
+    rscript = rscript_path()
+    if rscript is None or not _lme4_installed(rscript):
+        raise TracktaleError(
+            "lme4 is not available: install R and lme4 (Debian: r-base-core r-cran-lme4) "
+            f"or set {RSCRIPT_ENV}; or use --engine statsmodels"
+        )
+    return rscript
+
+
+def r_error_message(stderr: str, returncode: int) -> str:
+    """R's own error message from its stderr (not the closing "Execution halted").
+
+    R prints ``Error in f(...) : message`` (or ``Error: message``), possibly over several
+    lines, then ``Calls: ...`` and ``Execution halted``; warnings come after "In addition".
+    """
+    lines = stderr.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("Error")]
+    if not starts:
+        kept = [line.strip() for line in lines if line.strip() and line != "Execution halted"]
+        return kept[-1] if kept else f"exit status {returncode}"
+    message = []
+    for line in lines[starts[0] :]:
+        if line.startswith(("Calls:", "Execution halted", "In addition:")):
+            break
+        message.append(line.strip())
+    return " ".join(part for part in message if part)
+
+
+def run_rscript(script: str, arguments: list[str], timeout: float, what: str) -> str:
+    """Run one of the package's R scripts; return its stdout.
+
+    Raises:
+        TracktaleError: When R or lme4 is missing, R times out, or R fails (with R's message).
+    """
+    rscript = _require_lme4()
+    source = resources.files("tracktale.analysis").joinpath(script)
+    with resources.as_file(source) as script_path:
+        try:
+            completed = subprocess.run(
+                [rscript, "--vanilla", str(script_path), *arguments],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise TracktaleError(f"{what} did not finish within {timeout:g} s") from None
+    if completed.returncode != 0:
+        message = r_error_message(completed.stderr, completed.returncode)
+        raise TracktaleError(f"{what} failed: {message}")
+    return completed.stdout
+
+
+def fit_glmer_models(
+    data: pd.DataFrame, formulas: dict[str, str], timeout: float = 900
+) -> dict[str, GlmerFit | str]:
+    """Fit several binomial ``glmer`` models to the same rows in one R process.
 
     Args:
-        data: Complete rows with every variable of ``formula``; ``agent`` and ``item_id`` are
-            turned into factors on the R side.
+        data: Complete rows with every variable of the formulas; ``agent`` and ``item_id``
+            are turned into factors on the R side.
+        formulas: Model name (letters, digits, ``_``) -> lme4 formula.
+        timeout: Seconds before the R process is stopped.
+
+    Returns:
+        Model name -> its fit, or R's error message (text) where that model failed.
+
+    Raises:
+        TracktaleError: When R or lme4 is missing, or R fails as a whole.
+    """
+    import pandas as pd
+
+    with tempfile.TemporaryDirectory(prefix="tracktale-glmer-") as work:
+        folder = Path(work)
+        data.to_csv(folder / "data.csv", index=False)
+        spec = pd.DataFrame({"model": list(formulas), "formula": list(formulas.values())})
+        spec.to_csv(folder / "spec.csv", index=False)
+        arguments = [str(folder / "data.csv"), str(folder / "spec.csv"), work]
+        run_rscript("glmer.R", arguments, timeout, "glmer")
+        fits: dict[str, GlmerFit | str] = {}
+        for name in formulas:
+            info_table = pd.read_csv(folder / f"info_{name}.csv", keep_default_na=False)
+            info = dict(zip(info_table["key"], info_table["value"].astype(str), strict=True))
+            if info.get("error"):
+                fits[name] = info["error"]
+                continue
+            fits[name] = GlmerFit(
+                fixed=pd.read_csv(folder / f"fixed_{name}.csv"),
+                random=pd.read_csv(folder / f"random_{name}.csv"),
+                info=info,
+                vcov=pd.read_csv(folder / f"vcov_{name}.csv", index_col=0),
+            )
+    return fits
+
+
+def fit_glmer(data: pd.DataFrame, formula: str, timeout: float = 900) -> GlmerFit:
+    """Fit one binomial ``glmer`` in a separate R process.
+
+    Args:
+        data: Complete rows with every variable of ``formula``.
         formula: An lme4 formula, e.g. ``correct ~ complexity_z * task_s + (1 | agent)``.
         timeout: Seconds before the R process is stopped.
 
@@ -93,39 +190,9 @@ def fit_glmer(data: pd.DataFrame, formula: str, timeout: float = 900) -> GlmerFi
         The fixed effects, the random-effect variances and fit information.
 
     Raises:
-        TracktaleError: When R or lme4 is missing, or R fails (with its last error line).
+        TracktaleError: When R or lme4 is missing, or the fit fails (with R's message).
     """
-    import pandas as pd
-
-    rscript = rscript_path()
-    if rscript is None or not _lme4_installed(rscript):
-        raise TracktaleError(
-            "lme4 is not available: install R and lme4 (Debian: r-base-core r-cran-lme4) "
-            f"or set {RSCRIPT_ENV}; or use --engine statsmodels"
-        )
-    script = resources.files("tracktale.analysis").joinpath("glmer.R")
-    with (
-        tempfile.TemporaryDirectory(prefix="tracktale-glmer-") as work,
-        resources.as_file(script) as script_path,
-    ):
-        data_path = Path(work) / "data.csv"
-        data.to_csv(data_path, index=False)
-        try:
-            completed = subprocess.run(
-                [rscript, "--vanilla", str(script_path), str(data_path), formula, work],
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise TracktaleError(f"glmer did not finish within {timeout:g} s") from None
-        if completed.returncode != 0:
-            lines = [line for line in completed.stderr.splitlines() if line.strip()]
-            last = lines[-1] if lines else f"exit status {completed.returncode}"
-            raise TracktaleError(f"glmer failed for {formula!r}: {last}")
-        fixed = pd.read_csv(Path(work) / "fixed.csv")
-        random = pd.read_csv(Path(work) / "random.csv")
-        info_table = pd.read_csv(Path(work) / "info.csv", keep_default_na=False)
-    info = dict(zip(info_table["key"], info_table["value"].astype(str), strict=True))
-    return GlmerFit(fixed=fixed, random=random, info=info)
+    fit = fit_glmer_models(data, {"model": formula}, timeout)["model"]
+    if isinstance(fit, str):
+        raise TracktaleError(f"glmer failed for {formula!r}: {fit}")
+    return fit

@@ -1,26 +1,24 @@
 """Report sections of the narrative paradigm: people, models as case studies, manipulation check.
 
-The human section applies the exclusions, fits the paper's two GLMs and the mixed model, and
-draws Figure 3; the model section writes the case-study tables and Figures 4-7 with the
-log-axis scaling, checkpoint and human-distribution figures; the last section is the template
-manipulation check. Each returns ``None`` when its data is absent.
+The human section applies the exclusions, fits the models of
+:mod:`tracktale.analysis.human_inference` (leading with inference that holds for items, then
+the paper's participant-clustered GLMs) and draws Figure 3; the model section writes the
+case-study tables and Figures 4-7 with the log-axis scaling, checkpoint and human-distribution
+figures; the last section is the template manipulation check. Each returns ``None`` when its
+data is absent.
 """
 
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
 
 from tracktale.analysis import casestudies, figures
 from tracktale.analysis.exclusions import apply_exclusions
-from tracktale.analysis.glm import fit_human_glm
+from tracktale.analysis.human_inference import human_inference
 from tracktale.analysis.report import ReportContext, SectionResult
 from tracktale.analysis.stats import accuracy_table
-from tracktale.analysis.tables import SavedTable, save_table
+from tracktale.analysis.tables import save_table
 from tracktale.errors import TracktaleError
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 
 def _pre(text: str) -> str:
@@ -71,9 +69,14 @@ def human_section(context: ReportContext) -> SectionResult | None:
     ]
     if analysed.empty:
         section.html = "".join([*parts, "<p>No trials are left after the exclusions.</p>"])
+        section.warnings.append(
+            "no human trials are left after the exclusions: no accuracy, GLM or mixed model "
+            "(see tables/exclusions_log.csv)"
+        )
         return section
-    by_level = accuracy_table(analysed, ["task", "complexity"])
-    overall = accuracy_table(analysed, ["task"])
+    cluster = "agent" if options.accuracy_interval == "bootstrap" else None
+    by_level = accuracy_table(analysed, ["task", "complexity"], cluster=cluster)
+    overall = accuracy_table(analysed, ["task"], cluster=cluster)
     context.shared["human_accuracy"] = overall  # the scorecard shows these same intervals
     context.shared["human_accuracy_by_complexity"] = by_level
     section.tables += [
@@ -82,52 +85,25 @@ def human_section(context: ReportContext) -> SectionResult | None:
             by_level, tables, "human_accuracy_by_complexity", "Human accuracy by complexity"
         ),
     ]
-    for recency, name, title in (
-        (None, "glm_complexity", "Logistic GLM: complexity x task (participant-clustered SEs)"),
-        (options.recency, "glm_recency", f"Logistic GLM with recency ({options.recency})"),
-    ):
-        try:
-            fit = fit_human_glm(analysed, recency=recency, task_coding=options.task_coding)
-        except TracktaleError as error:
-            parts.append(f"<p>{html.escape(title)}: not fitted ({html.escape(str(error))}).</p>")
-            continue
-        section.tables.append(save_table(fit.table, tables, name, title))
-        parts.append(_pre(fit.to_text()))
-        context.shared[name] = fit
-    if options.engine != "none":
-        text, mixed_tables = _mixed(context, analysed)
-        parts.append(text)
-        section.tables += mixed_tables
+    parts.append(
+        "<p>Accuracy intervals resample participants (BCa bootstrap): a participant's trials "
+        "are not independent.</p>"
+        if cluster
+        else "<p>Accuracy intervals: Wilson over the pooled trials (--accuracy-interval "
+        "wilson), which treats a participant's trials as independent: too narrow.</p>"
+    )
+    inference = human_inference(analysed, options, tables)
+    parts += inference.html
+    section.tables += inference.tables
+    section.warnings += inference.warnings
+    context.shared.update(inference.fits)
+    context.shared["inference_method"] = inference.method
     figure = figures.humans_vs_reference(
-        analysed, context.models, context.figures_dir, options.value
+        analysed, context.models, context.figures_dir, options.value, cluster=cluster
     )
     section.figures.append(figure)
     section.html = "".join(parts)
     return section
-
-
-def _mixed(context: ReportContext, analysed: pd.DataFrame) -> tuple[str, list[SavedTable]]:
-    from tracktale.analysis.mixed import fit_mixed
-
-    options = context.options
-    try:
-        fit = fit_mixed(
-            analysed, recency=options.recency, engine=options.engine, slopes=options.slopes
-        )
-    except TracktaleError as error:
-        if options.engine != "auto":
-            raise
-        return f"<p>The mixed model could not be fitted: {html.escape(str(error))}</p>", []
-    except (ValueError, ArithmeticError) as error:
-        # An optimiser failing on a small or degenerate sample should not sink the whole report.
-        return f"<p>The mixed model could not be fitted: {html.escape(str(error))}</p>", []
-    random = fit.random.rename(columns={"group": "grouping"})
-    title = f"Logistic mixed model ({fit.engine})"
-    context.shared["mixed"] = fit
-    tables = context.tables_dir
-    fixed_table = save_table(fit.fixed, tables, "mixed_fixed", f"{title}: fixed effects")
-    random_table = save_table(random, tables, "mixed_random", f"{title}: random-effect SDs")
-    return _pre(fit.to_text()), [fixed_table, random_table]
 
 
 def model_section(context: ReportContext) -> SectionResult | None:

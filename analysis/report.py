@@ -62,6 +62,17 @@ class ReportOptions:
         slopes: By-participant random complexity slopes in the mixed model.
         recency: The recency covariate of the second GLM.
         task_coding: ``sum`` or ``treatment`` coding of probing method.
+        inference: The method the human section leads with: ``auto`` (glmer where R has
+            lme4, else the two-way clustered GLM), ``glmer``, ``glm-2way`` or ``glm`` (the
+            paper's participant-clustered GLM).
+        arithmetic_interval: Intervals of the arithmetic rates: ``wilson`` or the paper's
+            percentile ``bootstrap`` over items (which collapses at 0/n and n/n).
+        accuracy_interval: Intervals of human accuracy in tables and Figure 3: ``bootstrap``
+            (BCa over participants) or ``wilson`` over the pooled trials (too narrow: a
+            participant's trials are not independent).
+        glmer_test: glmer's p-values: ``t-bw`` (t with between-within df) or ``z`` (lme4's).
+        two_way_floor: Test two-way GLM terms with the larger of the two-way and the
+            participant-clustered SE (``False``: the two-way SE alone).
         value: The model correctness column (``correct`` or ``correct_calibrated``).
         models: Report only these model ids (``None``: all).
         templates: Report models only on these templates (``None``: all).
@@ -79,6 +90,11 @@ class ReportOptions:
     slopes: bool = False
     recency: str = "focus"
     task_coding: str = "sum"
+    inference: str = "auto"
+    arithmetic_interval: str = "wilson"
+    accuracy_interval: str = "bootstrap"
+    glmer_test: str = "t-bw"
+    two_way_floor: bool = True
     value: str = "correct"
     models: tuple[str, ...] | None = None
     templates: tuple[str, ...] | None = None
@@ -131,12 +147,15 @@ class SectionResult:
         html: An HTML fragment (model summaries, counts, notes), already escaped.
         figures: The figures written.
         tables: The tables written.
+        warnings: What the user must know (failed or singular fits, approximations, empty
+            results), one line each; the CLI prints them.
     """
 
     title: str
     html: str = ""
     figures: list[SavedFigure] = field(default_factory=list)
     tables: list[SavedTable] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -148,6 +167,11 @@ class Report:
     trial_table_path: Path
     left_aside: list[str] = field(default_factory=list)
     """One line per source whose rows of stimulus sets not given were left aside."""
+
+    @property
+    def warnings(self) -> list[str]:
+        """Every section's warnings, in order."""
+        return [warning for section in self.sections for warning in section.warnings]
 
 
 def _resolve(target: str | SectionFunction) -> SectionFunction:
@@ -357,6 +381,7 @@ def arithmetic_section(context: ReportContext) -> list[SectionResult] | None:
     chosen = ArithmeticOptions(
         reference=context.options.arithmetic_reference,
         first_answer=context.options.arithmetic_first_answer,
+        interval=context.options.arithmetic_interval,
     )
     return _files_section(context, write_arithmetic, "arithmetic", options=chosen)
 
@@ -394,6 +419,7 @@ th:first-child,td:first-child{text-align:left}
 figure{margin:1em 0}figure img{max-width:100%}figcaption{font-size:.85em;color:#555}
 pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.8em}
 .files{font-size:.8em;color:#555}
+.warning{background:#fff4e5;border-left:4px solid #e69f00;padding:.4em .8em;margin:.8em 0}
 """
 
 
@@ -450,7 +476,11 @@ def render_html(sections: list[SectionResult], sources: list[str], options: Repo
     ]
     for section in sections:
         root = _root_of(section)
-        parts.append(f"<h2>{html.escape(section.title)}</h2>{section.html}")
+        parts.append(f"<h2>{html.escape(section.title)}</h2>")
+        if section.warnings:
+            items = "".join(f"<li>{html.escape(w)}</li>" for w in section.warnings)
+            parts.append(f"<div class='warning'><strong>Warnings</strong><ul>{items}</ul></div>")
+        parts.append(section.html)
         parts += [_figure_html(f, root) for f in section.figures]
         parts += [_table_html(t, root) for t in section.tables]
     parts.append("</body></html>\n")
@@ -467,9 +497,13 @@ def _describe_options(options: ReportOptions) -> str:
     return (
         f"mixed-model engine {options.engine}, random slopes {'on' if options.slopes else 'off'}, "
         f"recency covariate {options.recency}, task coding {options.task_coding}, "
+        f"inference {options.inference}, glmer tests {options.glmer_test}, two-way SEs "
+        f"{'at least the participant-clustered' if options.two_way_floor else 'as estimated'}, "
+        f"accuracy intervals {options.accuracy_interval}, "
         f"model correctness column {options.value}, Figures 5 and 7 on the "
         f"{options.figure_template} template{'s' if options.figure_template == 'all' else ''}, "
         f"arithmetic reference "
-        f"{options.arithmetic_reference} (first answer: {options.arithmetic_first_answer}), "
+        f"{options.arithmetic_reference} (first answer: {options.arithmetic_first_answer}, "
+        f"intervals {options.arithmetic_interval}), "
         f"boxes functor rule {options.boxes_functor}, unparsed answers {options.boxes_unparsed}"
     )

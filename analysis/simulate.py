@@ -1,11 +1,12 @@
 """A fast statistical simulator of human participants in the actual trial design.
 
-Participants answer the items of a human-protocol stimulus set under a Latin square of task
-formats: in list ``A`` the first, third, ... main item of every design cell is probed explicitly
-and the others implicitly; list ``B`` swaps them, so every item is seen in both formats across
-participants and every participant gets half of each cell in each format. Accuracy follows a
-logistic model with the GLM's terms plus participant and item random intercepts; a share of
-participants can be simulated as guessers (to exercise the exclusion rules).
+Participants answer the items of a human-protocol stimulus set in the study's own design
+(:mod:`tracktale.experiment.design`): four lists crossing a seeded Latin square of task formats
+within every design cell with the order of the two format blocks, so every item is seen in both
+formats across participants and every participant gets half of each cell in each format.
+Accuracy follows a logistic model with the GLM's terms plus participant and item random
+intercepts; a share of participants can be simulated as guessers (to exercise the exclusion
+rules).
 
 This is the analysis' own simulator (for parameter recovery, power and report tests); the study
 stage has HTTP-level simulated participants that click through the real front end.
@@ -26,8 +27,6 @@ from tracktale.trial import ParticipantRecord
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
-
-LISTS = ("A", "B")
 
 
 @dataclass(frozen=True)
@@ -78,46 +77,57 @@ class HumanDesign:
 
     Attributes:
         trials: One row per (list, item): ``list_id``, ``item_id``, ``role``, ``task``,
-            ``complexity``, ``focus``, ``complexity_c``, ``focus_c``, ``task_s``, ``answer``.
+            ``block``, ``complexity``, ``focus``, ``complexity_c``, ``focus_c``, ``task_s``,
+            ``answer``.
         stimulus_sha256: The stimulus set the design comes from.
+        design_seed: The study's design seed (which half of each cell is explicit in L1/L2).
     """
 
     trials: pd.DataFrame
     stimulus_sha256: str
+    design_seed: int = 1
 
 
-def human_design(stimulus_set: StimulusSet) -> HumanDesign:
-    """The Latin-square design of a human-protocol narrative set.
+def human_design(stimulus_set: StimulusSet, design_seed: int = 1) -> HumanDesign:
+    """The study's own list design of a human-protocol narrative set (four lists).
+
+    The lists are built by :func:`tracktale.experiment.design.build_session`, the code the
+    browser study and the lab mode run: the seeded Latin square of formats within every design
+    cell, the blocked formats in both orders, practice before each block and the fillers.
 
     Raises:
         TracktaleError: When the set has no main items with complexity and focus.
     """
     import pandas as pd
 
+    from tracktale.experiment.design import LIST_IDS, DesignConfig, build_session
+
     main = [item for item in stimulus_set if item.role == "main"]
     if not main or any("complexity" not in item.condition for item in main):
         raise TracktaleError("the stimulus set has no main narrative items to simulate")
     rows = []
-    seen_in_cell: dict[str, int] = {}
-    for item in stimulus_set:
-        condition = item.condition
-        base = {"item_id": item.item_id, "role": item.role, "answer": item.answer}
-        base["complexity"] = condition.get("complexity")
-        base["focus"] = condition.get("focus")
-        if item.role == "filler":
-            formats = ("comprehension", "comprehension")
-        else:
-            key = f"{item.role}/{condition.get('cell')}"
-            index = seen_in_cell[key] = seen_in_cell.get(key, -1) + 1
-            formats = ("explicit", "implicit") if index % 2 == 0 else ("implicit", "explicit")
-        for list_id, task in zip(LISTS, formats, strict=True):
-            rows.append({**base, "list_id": list_id, "task": task})
+    for list_id in LIST_IDS:
+        plan = build_session(stimulus_set, list_id, 0, DesignConfig(seed=design_seed))
+        for planned in plan.trials:
+            item = stimulus_set.get(planned.item_id)
+            rows.append(
+                {
+                    "item_id": item.item_id,
+                    "role": item.role,
+                    "answer": item.answer,
+                    "complexity": item.condition.get("complexity"),
+                    "focus": item.condition.get("focus"),
+                    "list_id": list_id,
+                    "task": planned.task,
+                    "block": planned.block,
+                }
+            )
     trials = pd.DataFrame(rows)
-    analysed = trials[(trials["role"] == "main") & (trials["list_id"] == LISTS[0])]
+    analysed = trials[(trials["role"] == "main") & (trials["list_id"] == LIST_IDS[0])]
     trials["complexity_c"] = trials["complexity"].astype(float) - analysed["complexity"].mean()
     trials["focus_c"] = trials["focus"].astype(float) - analysed["focus"].astype(float).mean()
     trials["task_s"] = (trials["task"] == "explicit").astype(float) - 0.5
-    return HumanDesign(trials=trials, stimulus_sha256=stimulus_set.sha256)
+    return HumanDesign(trials=trials, stimulus_sha256=stimulus_set.sha256, design_seed=design_seed)
 
 
 def simulate_outcomes(
@@ -125,7 +135,8 @@ def simulate_outcomes(
 ) -> pd.DataFrame:
     """Simulated trials in the tidy table's columns (fast: no per-trial records).
 
-    Participants alternate between the lists. Returns one row per trial with ``agent``,
+    Participants are assigned to the lists in turn (as the study fills the least-filled list).
+    Returns one row per trial with ``agent``,
     ``list_id``, ``item_id``, ``role``, ``task``, ``complexity``, ``focus``, ``correct``,
     ``timed_out`` and ``guesser``.
     """
@@ -135,8 +146,9 @@ def simulate_outcomes(
     if n_participants < 1:
         raise TracktaleError(f"cannot simulate {n_participants} participants")
     trials = design.trials
-    rows_of = {k: np.flatnonzero((trials["list_id"] == k).to_numpy()) for k in LISTS}
-    assigned = [rows_of[LISTS[i % len(LISTS)]] for i in range(n_participants)]
+    lists = list(dict.fromkeys(trials["list_id"]))
+    rows_of = {k: np.flatnonzero((trials["list_id"] == k).to_numpy()) for k in lists}
+    assigned = [rows_of[lists[i % len(lists)]] for i in range(n_participants)]
     rows = np.concatenate(assigned)
     who = np.repeat(np.arange(n_participants), [len(r) for r in assigned])
     out = trials.iloc[rows].reset_index(drop=True)
@@ -196,12 +208,20 @@ def simulate_human_data(
     rng = np.random.default_rng(seed)
     design = human_design(stimulus_set)
     outcomes = simulate_outcomes(design, n_participants, params, rng)
+    from tracktale.experiment.design import DesignConfig, build_session, session_seed_for
+
+    config = DesignConfig(seed=design.design_seed)
     records = []
     for participant, trials in outcomes.groupby("agent", sort=True):
-        order = _trial_order(trials, rng)
-        for position, row in enumerate(trials.iloc[order].itertuples(index=False)):
+        # Each participant's own session (trial order, filler positions, sides), as the study
+        # would build it; the outcomes are those simulated for the items.
+        by_item = {row.item_id: row for row in trials.itertuples(index=False)}
+        list_id = trials["list_id"].iloc[0]
+        seed = session_seed_for(config.seed, study_id, participant)
+        for planned in build_session(stimulus_set, list_id, seed, config).trials:
+            row = by_item[planned.item_id]
             item = stimulus_set.get(row.item_id)
-            records.append(_trial_record(row, item, participant, position, study_id, design, rng))
+            records.append(_trial_record(row, item, participant, planned, study_id, design, rng))
     participants = pd.DataFrame(
         [
             ParticipantRecord(
@@ -223,19 +243,11 @@ def simulate_human_data(
     return HumanData(pd.DataFrame(records), participants, origin="simulated participants")
 
 
-def _trial_order(trials: pd.DataFrame, rng: np.random.Generator) -> list[int]:
-    """Practice first, then main trials and fillers shuffled together."""
-    roles = trials["role"].to_numpy()
-    practice = [i for i, role in enumerate(roles) if role == "practice"]
-    rest = [i for i, role in enumerate(roles) if role != "practice"]
-    return practice + [rest[i] for i in rng.permutation(len(rest))]
-
-
 def _trial_record(
     row: Any,
     item: Any,
     participant: str,
-    position: int,
+    planned: Any,
     study_id: str,
     design: HumanDesign,
     rng: np.random.Generator,
@@ -249,7 +261,7 @@ def _trial_record(
     else:
         response = (item.choice.good if correct else item.choice.bad).strip()
     return {
-        "client_trial_id": f"{participant}-{position}",
+        "client_trial_id": f"{participant}-{planned.trial_index}",
         "participant_id": participant,
         "study_id": study_id,
         "source": "simulated",
@@ -258,15 +270,15 @@ def _trial_record(
         "role": row.role,
         "task": row.task,
         "list_id": row.list_id,
-        "block": 0 if row.role == "practice" else 1,
-        "trial_index": position,
+        "block": planned.block,
+        "trial_index": planned.trial_index,
         "response": response,
         "correct": correct,
         "timed_out": timed_out,
         "reading_time_ms": float(min(40000.0, rng.lognormal(9.3, 0.35))),
         "reading_timed_out": False,
         "response_time_ms": None if timed_out else float(min(15000.0, rng.lognormal(8.1, 0.4))),
-        "good_side": str(rng.choice(["left", "right"])) if two_choice else None,
+        "good_side": planned.good_side if two_choice else None,
         "screen_width": 1280,
         "screen_height": 800,
         "blur_count": 0,

@@ -246,7 +246,7 @@ def _write_report(options: RunOptions, summary: RunSummary, say: Callable[[str],
 
 
 def print_summary(summary: RunSummary) -> None:
-    """Print the human GLMs (as the paper reports them) and where everything went."""
+    """Print the report's inference, the paper's GLMs and where everything went."""
     import csv
 
     from rich.console import Console
@@ -254,22 +254,23 @@ def print_summary(summary: RunSummary) -> None:
 
     console = Console(highlight=False, soft_wrap=True)
     for name, title in (
-        ("glm_complexity", "accuracy ~ complexity x task"),
-        ("glm_recency", "the same with focus position (recency)"),
+        ("inference_model1", "the report's inference: accuracy ~ complexity x task"),
+        ("inference_model2", "the report's inference, with focus position (recency)"),
+        ("glm_complexity", "the paper's GLM: accuracy ~ complexity x task"),
+        ("glm_recency", "the paper's GLM, with focus position (recency)"),
     ):
         path = summary.report_tables / f"{name}.csv" if summary.report_tables else None
         if path is None or not path.is_file():
             continue
         with open(path, newline="", encoding="utf-8") as handle:
             rows = list(csv.DictReader(handle))
-        table = Table(
-            title=f"Human logistic GLM, participant-clustered SEs: {title}", title_justify="left"
-        )
+        method = rows[0].get("method", "glm") if rows else "glm"
+        table = Table(title=f"Human data, {title} [{method}]", title_justify="left")
         for column in ("term", "b", "SE", "z", "p", "OR [95% CI]"):
             table.add_column(column, justify="left" if column == "term" else "right")
         for row in rows:
             number = {
-                key: float(row[key])
+                key: float(row[key] or "nan")
                 for key in ("b", "se", "z", "p", "odds_ratio", "or_low", "or_high")
             }
             table.add_row(

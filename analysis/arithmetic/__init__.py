@@ -48,6 +48,7 @@ from tracktale.analysis.arithmetic.tables import (
     magnitude_table,
     models_table,
     output_statistics,
+    rate_interval,
     rate_table,
     reference_table,
     set_references,
@@ -69,6 +70,7 @@ __all__ = [
     "factor_table",
     "generation_change",
     "horizon_table",
+    "rate_interval",
     "rate_table",
     "scored_rows",
 ]
@@ -128,7 +130,7 @@ def arithmetic_section(
 def _tables(rows, stimulus_set, folder: Path, options: ArithmeticOptions) -> list[Path]:
     import pandas as pd
 
-    boot = {"n_boot": options.n_boot, "seed": options.seed}
+    boot = {"n_boot": options.n_boot, "seed": options.seed, "interval": options.interval}
     other = "ieee" if options.reference == "paper" else "paper"
     statistics = pd.concat(
         [
@@ -158,7 +160,7 @@ def _tables(rows, stimulus_set, folder: Path, options: ArithmeticOptions) -> lis
 
 
 def _figures(rows, folder: Path, options: ArithmeticOptions) -> list[Path]:
-    boot = {"n_boot": options.n_boot, "seed": options.seed}
+    boot = {"n_boot": options.n_boot, "seed": options.seed, "interval": options.interval}
     written = []
     horizons = horizon_table(rows, **boot)
     written += write_table(horizons, folder / "arithmetic_fig2_faa_by_horizon")

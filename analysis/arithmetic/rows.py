@@ -55,12 +55,15 @@ class ArithmeticOptions:
         reference: ``paper`` (the paper's executor, the default) or ``ieee`` (ours).
         first_answer: ``span`` (the first extracted span, the paper's words; the default) or
             ``numeric`` (the first span that is a number).
+        interval: ``wilson`` (ours, the default: it does not collapse to [1, 1] at 20/20) or
+            ``bootstrap`` (the paper's percentile bootstrap over items).
         n_boot: Bootstrap resamples per interval.
         seed: Bootstrap seed.
     """
 
     reference: str = "paper"
     first_answer: str = "span"
+    interval: str = "wilson"
     n_boot: int = 2000
     seed: int = 0
 

@@ -13,6 +13,7 @@ from tracktale.analysis.arithmetic import (
     factor_table,
     generation_change,
     horizon_table,
+    rate_interval,
     scored_rows,
 )
 from tracktale.analysis.arithmetic.figures import plot_faa_by_horizon
@@ -103,7 +104,21 @@ def test_bootstrap_interval_covers_the_rate_and_shrinks_with_n():
         bootstrap_interval(60, 100), abs=0.02
     )
     assert bootstrap_interval(0, 0) != bootstrap_interval(0, 0)  # nan for no items
+    # The paper's bootstrap collapses when every item is right: that is why it is not the default.
     assert bootstrap_interval(10, 10) == (1.0, 1.0)
+
+
+def test_the_default_interval_does_not_collapse_at_every_item_right():
+    low, high = rate_interval(20, 20)
+    assert high == 1.0 and low == pytest.approx(0.8389, abs=1e-4)  # Wilson at 20/20
+    low, high = rate_interval(0, 20)
+    assert low == 0.0 and high == pytest.approx(0.1611, abs=1e-4)
+    # Away from the edges Wilson and the bootstrap agree.
+    assert rate_interval(60, 100) == pytest.approx(
+        rate_interval(60, 100, interval="bootstrap"), abs=0.02
+    )
+    with pytest.raises(TracktaleError, match="unknown interval 'bca'"):
+        rate_interval(1, 2, interval="bca")
 
 
 def test_accuracy_table_is_table_3():

@@ -4,6 +4,7 @@ import pytest
 from tests.conftest import require
 from tracktale.analysis.lme4 import fit_glmer, lme4_available
 from tracktale.analysis.mixed import fit_mixed, mixed_frame
+from tracktale.analysis.mixed_analysis import fit_mixed_models
 from tracktale.analysis.simulate import SimulationParams, human_design, simulate_outcomes
 from tracktale.errors import TracktaleError
 
@@ -64,3 +65,62 @@ def test_lme4_errors_come_back_as_one_line(trials):
     frame = mixed_frame(trials, None)
     with pytest.raises(TracktaleError, match="glmer failed for .*nosuchcolumn"):
         fit_glmer(frame, "correct ~ nosuchcolumn + (1 | agent)")
+
+
+def test_task_coding_is_respected(trials):
+    frame = mixed_frame(trials, None, "treatment")
+    assert set(frame["task_s"]) == {0.0, 1.0}
+    fit = fit_mixed(trials, engine="statsmodels", task_coding="treatment")
+    assert "task coded explicit 0 / implicit 1" in fit.notes[-1]
+    summed = fit_mixed(trials, engine="statsmodels")
+    # Under treatment coding the complexity term is the explicit task's slope, not the mean.
+    b_treatment = fit.fixed.set_index("term").loc["complexity_z", "b"]
+    b_sum = summed.fixed.set_index("term").loc["complexity_z", "b"]
+    assert b_treatment != pytest.approx(b_sum, abs=1e-3)
+
+
+def test_the_variational_fallback_is_marked_approximate(trials):
+    analysis = fit_mixed_models(trials, engine="statsmodels")
+    assert analysis.approximate and set(analysis.fits) == {"model 1", "model 2"}
+    fit = analysis.fits["model 2"]
+    assert fit.approximate and fit.fixed["approximate"].all()
+    assert "APPROXIMATE" in fit.to_text() and "recency_z" in set(fit.fixed["term"])
+    assert analysis.lrt.empty and analysis.comparison["AIC"].isna().all()
+    assert set(analysis.icc["grouping"]) == {"agent", "item_id"}
+
+
+def test_lme4_fits_both_models_with_components_lrts_and_warnings(trials):
+    require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
+    analysis = fit_mixed_models(trials, engine="lme4", slopes=True, task_coding="treatment")
+    assert set(analysis.fits) == {"model 1", "model 2", "model 1, no slopes"}
+    model1 = analysis.fits["model 1"]
+    components = model1.components
+    assert set(components["grouping"]) == {"agent", "item_id"}
+    correlation = components[components["with"] != ""]
+    assert len(correlation) == 1 and -1 <= correlation["correlation"].iloc[0] <= 1
+    assert model1.cov.shape == (4, 4) and model1.scaling["task_coding"] == "treatment"
+    assert list(analysis.lrt["test"]) == ["recency", "by-participant complexity slopes"]
+    assert (analysis.comparison["AIC"] > 0).all()
+    # Warnings (e.g. a singular fit) reach the analysis' list, one line each.
+    for name, fit in analysis.fits.items():
+        if fit.singular:
+            assert any(name in w and "singular" in w for w in analysis.warnings)
+
+
+def test_glmer_batch_fits_equal_single_fits(trials):
+    require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
+    import pandas as pd
+
+    from tracktale.analysis.glmer_batch import fit_batch
+
+    frame = mixed_frame(trials, None)
+    formula = "correct ~ complexity_z * task_s + (1 | agent) + (1 | item_id)"
+    columns = ["correct", "agent", "item_id", "complexity_z", "task_s"]
+    half = frame[frame["agent"].isin(sorted(frame["agent"].unique())[:20])]
+    data = pd.concat([frame[columns].assign(sim=0), half[columns].assign(sim=1)])
+    rows = fit_batch(data, {"m": formula}, workers=2, per_chunk=1)
+    single = fit_glmer(frame[columns], formula).fixed.set_index("term")
+    batch = rows[rows["sim"] == 0].set_index("term")
+    assert batch["estimate"].to_numpy() == pytest.approx(single["estimate"].to_numpy(), abs=1e-8)
+    assert batch["p"].to_numpy() == pytest.approx(single["p"].to_numpy(), abs=1e-8)
+    assert set(rows["sim"]) == {0, 1} and rows["error"].isna().all()  # R wrote no errors

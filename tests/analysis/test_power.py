@@ -1,13 +1,16 @@
 import pytest
 
+from tests.conftest import require
 from tests.tracktale.test_cli import run
+from tracktale.analysis.inference import METHOD_LABELS
+from tracktale.analysis.lme4 import lme4_available
 from tracktale.analysis.power import PowerSettings, simulate_power
 from tracktale.analysis.simulate import SimulationParams
 from tracktale.errors import TracktaleError
 
 
 def test_power_grows_with_the_effect_and_has_an_interval(human_set):
-    settings = PowerSettings(sizes=(16,), simulations=40, seed=1, rules=None)
+    settings = PowerSettings(sizes=(16,), simulations=40, seed=1, rules=None, method="glm")
     null = simulate_power(human_set, SimulationParams(complexity=0.0), settings).iloc[0]
     strong = simulate_power(human_set, SimulationParams(complexity=-0.8), settings).iloc[0]
     assert null["power"] <= 0.2  # about alpha under no effect
@@ -17,7 +20,7 @@ def test_power_grows_with_the_effect_and_has_an_interval(human_set):
 
 
 def test_exclusions_are_applied_inside_each_simulation(human_set):
-    settings = PowerSettings(sizes=(12,), simulations=5, seed=2)
+    settings = PowerSettings(sizes=(12,), simulations=5, seed=2, method="glm-2way")
     table = simulate_power(human_set, SimulationParams(guessers=0.5), settings)
     assert table.loc[0, "mean_analysed"] < 12
 
@@ -28,6 +31,7 @@ def test_exclusions_are_applied_inside_each_simulation(human_set):
         (PowerSettings(term="age"), "unknown term 'age'"),
         (PowerSettings(term="recency_c"), "needs a recency covariate"),
         (PowerSettings(sizes=(1,)), "sizes of 2 or more"),
+        (PowerSettings(method="lmer"), "unknown inference method 'lmer'"),
     ],
 )
 def test_bad_settings_are_named(human_set, settings, message):
@@ -35,8 +39,53 @@ def test_bad_settings_are_named(human_set, settings, message):
         simulate_power(human_set, SimulationParams(), settings)
 
 
+def test_power_by_the_two_way_glm_is_lower_than_by_the_papers_glm(human_set):
+    # Complexity varies between items: counting their variation (two-way clustering) gives
+    # less "power" than the paper's participant clustering, whose level is too high.
+    params = SimulationParams(complexity=-0.15, item_sd=0.5)
+    tables = {
+        method: simulate_power(
+            human_set, params, PowerSettings(sizes=(24,), simulations=30, seed=3, method=method)
+        ).iloc[0]
+        for method in ("glm", "glm-2way")
+    }
+    assert tables["glm-2way"]["significant"] < tables["glm"]["significant"]
+    assert tables["glm"]["method"] == "glm" and tables["glm-2way"]["method"] == "glm-2way"
+
+
+def test_power_by_glmer_runs_in_parallel_r_processes(human_set):
+    require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
+    estimates, progress = [], []
+    settings = PowerSettings(sizes=(10, 14), simulations=2, seed=4, method="glmer", workers=2)
+    table = simulate_power(
+        human_set,
+        SimulationParams(complexity=-0.8),
+        settings,
+        progress=lambda done, total: progress.append((done, total)),
+        on_estimate=estimates.append,
+    )
+    assert list(table["method"]) == ["glmer", "glmer"] and table["failed"].sum() == 0
+    # The estimate comes before the rest is fitted; progress reaches every study.
+    assert len(estimates) == 1 and estimates[0].total_seconds > 0
+    assert progress[-1] == (4, 4)
+    # Estimates are per complexity level, like the GLM's (about the true -0.8).
+    assert table["mean_estimate"].mean() == pytest.approx(-0.8, abs=0.5)
+
+
+@pytest.mark.parametrize("method", ["glm", "glm-2way", "glmer"])
+def test_power_command_runs_with_each_method(tmp_path, capsys, method):
+    if method == "glmer":
+        require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
+    argv = ["analysis", "power", "--sizes", "8", "--simulations", "2", "--method", method]
+    status, out, _ = run(argv, capsys)
+    assert status == 0 and "N=   8" in out and METHOD_LABELS[method] in out
+    if method == "glmer":
+        assert "s per study" in out and "min for 2 studies" in out
+
+
 def test_power_command_writes_table_and_curve(tmp_path, capsys):
     argv = ["analysis", "power", "--sizes", "6,8", "--simulations", "3", "--out", str(tmp_path)]
+    argv += ["--method", "glm"]
     status, out, _ = run(argv, capsys)
     assert status == 0 and "N=   6" in out
     assert (tmp_path / "power.csv").read_text().startswith("participants,")

@@ -96,3 +96,16 @@ def test_the_study_servers_simulated_people_match_the_papers_cell_means(human_se
         item = human_set.select(role="main", cell=f"C{level}.F0")[0]
         mean = sum(p_correct(person, item, task) for person in people) / len(people)
         assert abs(mean - paper) < 0.03, (task, level, mean)
+
+
+def test_the_design_is_the_studys_own_four_lists(human_set):
+    from tracktale.experiment.design import LIST_IDS, build_session
+
+    design = human_design(human_set).trials
+    assert list(dict.fromkeys(design["list_id"])) == list(LIST_IDS)
+    for list_id in LIST_IDS:
+        plan = build_session(human_set, list_id, 0)
+        rows = design[design["list_id"] == list_id]
+        assert list(rows["item_id"]) == [t.item_id for t in plan.trials]
+        assert list(rows["task"]) == [t.task for t in plan.trials]
+        assert len(rows) == 50 and (rows["role"] != "practice").sum() == 46

@@ -4,7 +4,12 @@ import pandas as pd
 import pytest
 
 from tracktale.analysis.catalog import describe_model, parse_size, training_step, training_tokens
-from tracktale.analysis.stats import accuracy_table, mean_interval, wilson_interval
+from tracktale.analysis.stats import (
+    accuracy_table,
+    clustered_accuracy_interval,
+    mean_interval,
+    wilson_interval,
+)
 
 
 def test_wilson_interval_matches_known_values():
@@ -55,3 +60,67 @@ def test_training_steps_and_tokens_come_from_revision_names():
     assert training_tokens("stage1-step140000-tokens294B") == pytest.approx(2.94e11)
     assert math.isnan(training_step("main")) and math.isnan(training_step(None))
     assert math.isnan(parse_size("big"))
+
+
+def test_wilson_comes_from_statsmodels_and_does_not_collapse():
+    from statsmodels.stats.proportion import proportion_confint
+
+    assert wilson_interval(20, 20) == pytest.approx(proportion_confint(20, 20, method="wilson"))
+    assert wilson_interval(20, 20)[0] == pytest.approx(0.8389, abs=1e-4)
+
+
+def _clustered(seed: int, people: int = 40, trials: int = 18, spread: float = 1.0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    ability = rng.normal(1.2, spread, people)
+    p = 1 / (1 + np.exp(-ability))
+    correct = (rng.random((people, trials)) < p[:, None]).astype(float).ravel()
+    return correct, np.repeat([f"p{i}" for i in range(people)], trials)
+
+
+def test_clustered_interval_resamples_participants_and_is_wider_than_pooled_wilson():
+    correct, who = _clustered(1)
+    accuracy, low, high, method = clustered_accuracy_interval(correct, who)
+    assert method == "participant bootstrap (BCa)"
+    assert accuracy == pytest.approx(correct.mean())
+    wilson_low, wilson_high = wilson_interval(correct.sum(), len(correct))
+    assert high - low > 1.2 * (wilson_high - wilson_low)  # people differ: trials are clustered
+    assert clustered_accuracy_interval(correct, who) == (accuracy, low, high, method)  # seeded
+
+
+def test_clustered_interval_coverage_beats_pooled_wilson():
+    # 60 studies of 30 people with clearly different abilities; the true pooled accuracy
+    # is the expectation over people. Wilson over pooled trials covers too rarely.
+    import numpy as np
+    from scipy import integrate, special
+
+    truth = integrate.quad(
+        lambda a: special.expit(a) * np.exp(-((a - 1.2) ** 2) / 2) / np.sqrt(2 * np.pi),
+        -10, 12,
+    )[0]  # fmt: skip
+    covered = {"bootstrap": 0, "wilson": 0}
+    for seed in range(60):
+        correct, who = _clustered(100 + seed, people=30)
+        _, low, high, _ = clustered_accuracy_interval(correct, who, resamples=999)
+        covered["bootstrap"] += low <= truth <= high
+        w_low, w_high = wilson_interval(correct.sum(), len(correct))
+        covered["wilson"] += w_low <= truth <= w_high
+    assert covered["bootstrap"] >= 51  # about 95% of 60 (seeded: no flakiness)
+    assert covered["wilson"] < covered["bootstrap"]
+
+
+def test_clustered_interval_falls_back_where_the_bootstrap_cannot_work():
+    everyone_right = clustered_accuracy_interval([1.0] * 40, [i // 4 for i in range(40)])
+    assert everyone_right[:2] == (1.0, pytest.approx(0.9124, abs=1e-4))
+    assert everyone_right[3] == "Wilson (no variation between them)"
+    two_people = clustered_accuracy_interval([1, 0, 1, 1], ["a", "a", "b", "b"])
+    assert two_people[3] == "Wilson (fewer than 3 participants)"
+
+
+def test_accuracy_table_with_clusters_names_its_interval():
+    correct, who = _clustered(2, people=12)
+    trials = pd.DataFrame({"task": "a", "correct": correct, "agent": who})
+    table = accuracy_table(trials, ["task"], cluster="agent")
+    assert table.loc[0, "n_clusters"] == 12 and table.loc[0, "interval"].startswith("participant")
+    assert table.loc[0, "ci_low"] < table.loc[0, "accuracy"] < table.loc[0, "ci_high"]

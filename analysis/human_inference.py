@@ -1,0 +1,302 @@
+"""The human section's inference: the default that holds for items, then the paper's.
+
+The section leads with the method of :func:`~tracktale.analysis.inference.resolve_method`
+(``glmer`` where R has lme4, else the two-way clustered GLM), with the task contrast at each
+complexity and the marginal probabilities; with glmer also the variance components and ICCs,
+the model comparison and the likelihood-ratio tests. The paper's participant-clustered GLMs
+follow, labelled as the paper's specification, with a table setting their SEs beside the
+two-way ones. Every warning (a singular or non-converged fit, the variational Bayes fallback, a
+model that could not be fitted) is returned for the CLI and written into the tables.
+
+Table files (CSV and LaTeX, stable names): ``inference_model1``/``inference_model2`` (the
+leading method's models), ``task_contrasts``, ``marginal_probabilities``, ``glm_complexity`` and
+``glm_recency`` (the paper's), ``glm2way_complexity`` and ``glm2way_recency``, ``se_comparison``,
+and with a mixed model ``mixed_model1_fixed``, ``mixed_model2_fixed``, ``mixed_random``,
+``mixed_icc``, ``mixed_comparison``, ``mixed_lrt``.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tracktale.analysis.glm import GLMFit, fit_human_glm
+from tracktale.analysis.inference import METHOD_LABELS, TWO_WAY_REFERENCE
+from tracktale.analysis.tables import SavedTable, save_table
+from tracktale.errors import TracktaleError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tracktale.analysis.mixed_analysis import MixedAnalysis
+
+WHY = (
+    "Complexity and focus vary only between items, so the items' own variation is part of "
+    "the sampling error of their effects. The paper's GLM clusters by participant only and "
+    "treats the items as fixed: in null simulations of this design its complexity and "
+    "recency tests reject far more often than 5% (see the README's Analysis section and "
+    "benchmarks/bench_null_calibration.py). The inference below leads with a method that "
+    "counts the items; the paper's specification follows for reproduction."
+)
+INFERENCE_CHOICES = ("auto", "glmer", "glm-2way", "glm")
+
+
+@dataclass
+class HumanInference:
+    """What the inference part of the human section shows.
+
+    Attributes:
+        method: The leading method (``glmer``, ``glm-2way`` or ``glm``).
+        html: HTML fragments, in order.
+        tables: The tables written, in order.
+        warnings: One line per warning, for the CLI.
+        fits: Named fits for later sections (``glm_complexity``, ``glm_recency``,
+            ``glm2way_complexity``, ``glm2way_recency``, ``mixed``).
+    """
+
+    method: str
+    html: list[str] = field(default_factory=list)
+    tables: list[SavedTable] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    fits: dict[str, Any] = field(default_factory=dict)
+
+
+def _pre(text: str) -> str:
+    return f"<pre>{html.escape(text)}</pre>"
+
+
+def _glms(analysed: pd.DataFrame, options: Any, out: HumanInference) -> None:
+    models = (("complexity", None), ("recency", options.recency))
+    for clustering, prefix in (("participant", "glm"), ("two-way", "glm2way")):
+        for suffix, recency in models:
+            try:
+                fit = fit_human_glm(
+                    analysed,
+                    recency=recency,
+                    task_coding=options.task_coding,
+                    clustering=clustering,
+                    reference=TWO_WAY_REFERENCE if clustering == "two-way" else "normal",
+                    floor=getattr(options, "two_way_floor", True),
+                )
+            except TracktaleError as error:
+                out.warnings.append(f"{prefix}_{suffix} not fitted: {error}")
+                continue
+            out.fits[f"{prefix}_{suffix}"] = fit
+
+
+def _mixed(analysed: pd.DataFrame, options: Any, out: HumanInference) -> MixedAnalysis | None:
+    from tracktale.analysis.mixed import approximate_warning
+    from tracktale.analysis.mixed_analysis import fit_mixed_models
+
+    if options.engine == "none":
+        return None
+    try:
+        analysis = fit_mixed_models(
+            analysed,
+            recency=options.recency,
+            engine=options.engine,
+            slopes=options.slopes,
+            task_coding=options.task_coding,
+            glmer_test=getattr(options, "glmer_test", "t-bw"),
+        )
+    except TracktaleError as error:
+        if options.engine != "auto":
+            raise
+        out.warnings.append(f"the mixed models could not be fitted: {error}")
+        return None
+    if analysis.approximate:
+        out.warnings.append(approximate_warning(options.engine == "statsmodels"))
+    out.warnings += analysis.warnings
+    out.fits["mixed"] = analysis
+    return analysis
+
+
+def lead_method(requested: str, analysis: MixedAnalysis | None) -> str:
+    """The method the section leads with.
+
+    Raises:
+        TracktaleError: When glmer is asked for but no lme4 fit of model 1 exists.
+    """
+    has_glmer = analysis is not None and analysis.engine == "lme4" and "model 1" in analysis.fits
+    if requested == "auto":
+        return "glmer" if has_glmer else "glm-2way"
+    if requested not in INFERENCE_CHOICES:
+        choices = ", ".join(INFERENCE_CHOICES)
+        raise TracktaleError(f"unknown inference {requested!r} (use {choices})")
+    if requested == "glmer" and not has_glmer:
+        raise TracktaleError(
+            "--inference glmer needs glmer's model 1: R with lme4 and --engine auto or lme4"
+        )
+    return requested
+
+
+def _coefficients(fit: GLMFit, method: str, model: str) -> pd.DataFrame:
+    table = fit.table.copy()
+    table.insert(0, "model", model)
+    table.insert(1, "method", method)
+    return table
+
+
+def _mixed_fixed(fit: Any, model: str) -> pd.DataFrame:
+    table = fit.fixed.drop(columns=["approximate"], errors="ignore").copy()
+    table.insert(0, "model", model)
+    table.insert(1, "method", "glmer" if fit.engine == "lme4" else "variational Bayes")
+    table["approximate"] = fit.approximate
+    table["singular"] = fit.singular
+    table["warnings"] = " | ".join(fit.warnings)
+    return table
+
+
+def human_inference(analysed: pd.DataFrame, options: Any, tables_dir: Path) -> HumanInference:
+    """Fit every model, choose the lead, write the tables and return the section's parts.
+
+    Args:
+        analysed: Human trials after exclusions (both tasks).
+        options: The report's options (``engine``, ``slopes``, ``recency``, ``task_coding``
+            and ``inference``).
+        tables_dir: Where the tables go.
+
+    Returns:
+        The parts, in the order the report shows them.
+    """
+    out = HumanInference(method="glm-2way")
+    _glms(analysed, options, out)
+    analysis = _mixed(analysed, options, out)
+    out.method = lead_method(getattr(options, "inference", "auto"), analysis)
+    levels = sorted(float(v) for v in analysed["complexity"].dropna().unique())
+    save = _saver(out, tables_dir)
+    out.html.append(f"<h3>Inference: {html.escape(METHOD_LABELS[out.method])}</h3>")
+    out.html.append(f"<p>{html.escape(WHY)}</p>")
+    _lead_tables(out, analysis, levels, save)
+    if analysis is not None and out.method != "glmer":
+        _mixed_tables(out, analysis, save, leading=False)
+    # Stable file names whatever leads; a leading method's tables are not listed twice.
+    if out.method != "glm-2way":
+        out.html.append(f"<h3>{html.escape(METHOD_LABELS['glm-2way'])}</h3>")
+    _glm_tables(out, "glm2way", "glm-2way", save, shown=out.method != "glm-2way")
+    out.html.append("<h3>The paper's specification: GLM, SEs clustered by participant</h3>")
+    out.html.append(
+        "<p>Reproduces the paper's analysis (section 3.3): correct answers on mean-centred "
+        "complexity, probing method and their interaction, standard errors clustered by "
+        "participant; the second model adds the recency covariate. Its complexity and recency "
+        "tests do not count the items' variation.</p>"
+    )
+    _glm_tables(out, "glm", "glm", save, shown=True)
+    comparison = se_comparison(out.fits)
+    if not comparison.empty:
+        save(comparison, "se_comparison", "Standard errors: participant-clustered vs two-way")
+    return out
+
+
+def _saver(out: HumanInference, tables_dir: Path):
+    def save(table: pd.DataFrame, name: str, title: str, listed: bool = True) -> None:
+        saved = save_table(table, tables_dir, name, title)
+        if listed:
+            out.tables.append(saved)
+
+    return save
+
+
+def _glm_tables(out: HumanInference, prefix: str, method: str, save, shown: bool) -> None:
+    for suffix, model in (("complexity", "model 1"), ("recency", "model 2")):
+        fit = out.fits.get(f"{prefix}_{suffix}")
+        if fit is None:
+            continue
+        if shown:
+            out.html.append(_pre(fit.to_text()))
+        title = f"{METHOD_LABELS[method]}: {model}"
+        save(_coefficients(fit, method, model), f"{prefix}_{suffix}", title, listed=shown)
+
+
+def _lead_tables(out: HumanInference, analysis: Any, levels: list[float], save) -> None:
+    from tracktale.analysis.contrasts import glm_marginal_tables, mixed_marginal_tables
+
+    label = METHOD_LABELS[out.method]
+    if out.method == "glmer":
+        fits = analysis.fits
+        for name, key in (("model 1", "inference_model1"), ("model 2", "inference_model2")):
+            if name in fits:
+                out.html.append(_pre(fits[name].to_text()))
+                save(_mixed_fixed(fits[name], name), key, f"{label}: {name}")
+        probabilities, contrasts = mixed_marginal_tables(fits["model 1"], levels)
+    else:
+        prefix = "glm" if out.method == "glm" else "glm2way"
+        for suffix, name, key in (
+            ("complexity", "model 1", "inference_model1"),
+            ("recency", "model 2", "inference_model2"),
+        ):
+            fit = out.fits.get(f"{prefix}_{suffix}")
+            if fit is not None:
+                out.html.append(_pre(fit.to_text()))
+                save(_coefficients(fit, out.method, name), key, f"{label}: {name}")
+        model1 = out.fits.get(f"{prefix}_complexity")
+        if model1 is None:
+            return
+        probabilities, contrasts = glm_marginal_tables(model1, levels)
+    if not contrasts.empty:
+        save(contrasts, "task_contrasts", f"Task contrast at each complexity ({label}, model 1)")
+    save(probabilities, "marginal_probabilities", f"Marginal probabilities ({label}, model 1)")
+    if out.method == "glmer":
+        _mixed_tables(out, analysis, save, leading=True)
+
+
+def _mixed_tables(out: HumanInference, analysis: Any, save, leading: bool) -> None:
+    import pandas as pd
+
+    engine = "glmer" if analysis.engine == "lme4" else "variational Bayes, APPROXIMATE"
+    if not leading:
+        out.html.append(f"<h3>Mixed models ({html.escape(engine)})</h3>")
+        for fit in analysis.fits.values():
+            out.html.append(_pre(fit.to_text()))
+    for name, key in (("model 1", "mixed_model1_fixed"), ("model 2", "mixed_model2_fixed")):
+        if name in analysis.fits:
+            table = _mixed_fixed(analysis.fits[name], name)
+            save(table, key, f"Mixed {name} ({engine})", listed=not leading)
+    components = [
+        fit.components.assign(model=name, approximate=fit.approximate, singular=fit.singular)
+        for name, fit in analysis.fits.items()
+        if fit.components is not None
+    ]
+    if components:
+        random = pd.concat(components, ignore_index=True)
+        random = random[["model", *[c for c in random.columns if c != "model"]]]
+        save(random, "mixed_random", f"Random effects: variances, SDs, correlations ({engine})")
+    if not analysis.icc.empty:
+        save(analysis.icc, "mixed_icc", f"Intraclass correlations, latent scale ({engine})")
+    save(analysis.comparison, "mixed_comparison", f"Model comparison: AIC and BIC ({engine})")
+    if not analysis.lrt.empty:
+        save(analysis.lrt, "mixed_lrt", "Likelihood-ratio tests (glmer)")
+    elif analysis.approximate:
+        out.html.append(
+            "<p>No likelihood-ratio tests, AIC or BIC: variational Bayes has no likelihood.</p>"
+        )
+
+
+def se_comparison(fits: dict[str, Any]) -> pd.DataFrame:
+    """Each GLM term's participant-clustered and two-way SE side by side."""
+    import pandas as pd
+
+    rows = []
+    for suffix, model in (("complexity", "model 1"), ("recency", "model 2")):
+        paper, two_way = fits.get(f"glm_{suffix}"), fits.get(f"glm2way_{suffix}")
+        if paper is None or two_way is None:
+            continue
+        a, b = paper.table.set_index("term"), two_way.table.set_index("term")
+        for term in a.index:
+            rows.append(
+                {
+                    "model": model,
+                    "term": term,
+                    "label": a.loc[term, "label"],
+                    "b": a.loc[term, "b"],
+                    "se_participant": a.loc[term, "se"],
+                    "se_two_way": b.loc[term, "se_two_way"],
+                    "ratio": b.loc[term, "se_two_way"] / a.loc[term, "se"],
+                    "se_tested": b.loc[term, "se"],
+                    "p_participant": a.loc[term, "p"],
+                    "p_two_way": b.loc[term, "p"],
+                }
+            )
+    return pd.DataFrame(rows)

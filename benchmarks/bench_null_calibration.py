@@ -1,0 +1,102 @@
+"""Null calibration of every default test: the type I error rate of each inference method.
+
+Simulates the human protocol's own design (four lists, blocked formats, 46 trials, the paper's
+exclusions) with no complexity, task, interaction or recency effect, items drawn anew in every
+study with SD 0.2 and 0.5, at 48 and 96 participants, and prints the share of studies in which
+each default test rejects at alpha 0.05, with its Wilson 95% interval, under the paper's GLM
+(participant-clustered, z), the two-way clustered GLM (z and t(items - 1), and the report's
+default: each SE at least the participant-clustered one, t(items - 1)) and glmer (lme4's Wald z,
+the report's t with between-within degrees of freedom, and the LRT for recency).
+Goal: every default test within 5% +- 1.5. The README gives the measured table.
+
+Run: .venv/bin/python benchmarks/bench_null_calibration.py [--glm 2000] [--glmer 1000]
+Prints figures and the load average; asserts nothing. ``--out FOLDER`` keeps every p-value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from tracktale.analysis.calibration import (
+    NullScenario,
+    glm_calibration,
+    glmer_calibration,
+    rejection_table,
+)
+from tracktale.analysis.lme4 import lme4_available
+from tracktale.stimuli.registry import get_paradigm
+
+
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f} on {os.cpu_count()} cores"
+
+
+def _print_table(table, scenario: NullScenario) -> None:
+    print(f"\nN = {scenario.participants}, item SD = {scenario.item_sd}")
+    print(f"  {'method':<22}{'test':<13}{'rate':>7}  95% CI            sims  failed")
+    for row in table.itertuples():
+        reference = {
+            "normal": "z",
+            "likelihood ratio": "LRT",
+            "t (between-within df)": "t BW",
+            "t, floored": "t, SE floor",
+        }
+        method = f"{row.method} ({reference.get(row.reference, 't')})"
+        flag = "" if 0.035 <= row.rate <= 0.065 else "  <- outside 5% +- 1.5"
+        print(
+            f"  {method:<22}{row.test:<13}{100 * row.rate:6.1f}%  "
+            f"[{100 * row.ci_low:4.1f}, {100 * row.ci_high:4.1f}]    {row.simulations:>5}  "
+            f"{row.failed:>6}{flag}"
+        )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--glm", type=int, default=2000, help="GLM simulations per design")
+    parser.add_argument("--glmer", type=int, default=1000, help="glmer simulations per design")
+    parser.add_argument("--sizes", default="48,96")
+    parser.add_argument("--item-sds", default="0.2,0.5")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, help="write every p-value here (CSV per design)")
+    args = parser.parse_args(argv)
+    stimulus_set = get_paradigm("narrative").generate_set("human", 1)
+    glmer = args.glmer if lme4_available() else 0
+    if args.glmer and not glmer:
+        print("R with lme4 is not installed: glmer is left out", file=sys.stderr)
+    print(f"start: {_load()}; {args.glm} GLM and {glmer} glmer simulations per design")
+    started = time.perf_counter()
+    import pandas as pd
+
+    for participants in (int(n) for n in args.sizes.split(",")):
+        for item_sd in (float(s) for s in args.item_sds.split(",")):
+            scenario = NullScenario(participants=participants, item_sd=item_sd, seed=args.seed)
+            t0 = time.perf_counter()
+            parts = [glm_calibration(stimulus_set, scenario, args.glm, args.workers)]
+            t1 = time.perf_counter()
+            if glmer:
+                parts.append(glmer_calibration(stimulus_set, scenario, glmer, args.workers))
+            t2 = time.perf_counter()
+            pvalues = pd.concat(parts, ignore_index=True)
+            _print_table(rejection_table(pvalues), scenario)
+            if glmer:
+                fits = parts[1][parts[1]["reference"] == "normal"]
+                print(
+                    f"  glmer: {100 * fits['singular'].mean():.1f}% singular fits, "
+                    f"{(fits['warning'].fillna('') != '').mean() * 100:.1f}% with warnings, "
+                    f"{(fits['error'].fillna('') != '').sum()} errors"
+                )
+            print(f"  time: GLM {t1 - t0:.0f} s, glmer {t2 - t1:.0f} s; {_load()}")
+            if args.out:
+                args.out.mkdir(parents=True, exist_ok=True)
+                pvalues.to_csv(args.out / f"null_N{participants}_sd{item_sd}.csv", index=False)
+    print(f"\ntotal {time.perf_counter() - started:.0f} s; end: {_load()}")
+
+
+if __name__ == "__main__":
+    main()
