@@ -278,17 +278,19 @@ def plan_job(job: ScoringJob, stimulus_set: StimulusSet, stored=None) -> list[Re
             plan.already[task] = len(done)
             todo = [item for item in candidates if item.item_id not in done]
             if todo:
-                plan.todo[task] = sorted(todo, key=_length_key(task), reverse=True)
+                # In text order, items that open alike fall into the same chunk, where the
+                # scorer computes their shared beginning once.
+                plan.todo[task] = sorted(todo, key=_text_key(task))
         plans.append(plan)
     return plans
 
 
-def _length_key(task: str) -> Callable[[Item], int]:
+def _text_key(task: str) -> Callable[[Item], str]:
     if task == "implicit":
-        return lambda item: len(item.choice.prefix)
+        return lambda item: item.choice.prefix
     if task == "explicit":
-        return lambda item: len(item.prompt or "")
-    return lambda item: len(item.context)
+        return lambda item: item.prompt or "".join(m["content"] for m in item.messages or ())
+    return lambda item: item.context
 
 
 SETTINGS_COLUMNS = (
