@@ -43,7 +43,8 @@ class ScoringJob:
         backend: Registry name of the backend.
         dtype: Compute dtype.
         device: ``auto``, ``cpu``, ``cuda``, ``cuda:N``.
-        batch_size: Starting batch size (halved on out-of-memory).
+        batch_size: Starting batch size (halved on out-of-memory); ``None``: the backend's
+            automatic one (hf: from free GPU memory, 16 on a CPU).
         bos: BOS policy (``auto``, ``add``, ``none``).
         roles: Item roles to score (``main`` by default: fillers and practice are for people).
         limit: Score only the first ``limit`` items of the set (after the role filter).
@@ -63,13 +64,17 @@ class ScoringJob:
     backend: str = "hf"
     dtype: str = "float32"
     device: str = "auto"
-    batch_size: int = 16
+    batch_size: int | None = None
     bos: str = "auto"
     roles: Sequence[str] = ("main",)
     limit: int | None = None
     rescore: bool = False
     chunk_size: int | None = None
     backend_options: Mapping[str, Any] = field(default_factory=dict)
+
+
+CHUNK_BATCHES = 16
+"""With an automatic batch size, a written chunk holds ``8 * CHUNK_BATCHES`` items."""
 
 
 class Reporter:
@@ -109,12 +114,13 @@ class RunSummary:
     Attributes:
         scored: Rows scored and written by this run.
         already: Rows that were in the store already (skipped).
-        batch_size: The batch size at the end (smaller after an out-of-memory back-off).
+        batch_size: The batch size at the end (smaller after an out-of-memory back-off;
+            ``None`` while automatic).
     """
 
     scored: dict[tuple[str, str], int] = field(default_factory=dict)
     already: dict[tuple[str, str], int] = field(default_factory=dict)
-    batch_size: int = 0
+    batch_size: int | None = None
 
 
 class LoadedScorers:
@@ -194,17 +200,19 @@ def run_scoring(
     return summary
 
 
-def _scorer(job: ScoringJob, revision, batch_size: int, reporter, scorers):
+def _scorer(job: ScoringJob, revision, batch_size: int | None, reporter, scorers):
     def load():
+        # Without a batch size, each backend's own default (hf: from free memory).
+        sizing = {} if batch_size is None else {"batch_size": batch_size}
         return load_scorer(
             job.model_id,
             backend=job.backend,
             revision=revision,
             dtype=job.dtype,
             device=job.device,
-            batch_size=batch_size,
             bos=job.bos,
             notify=reporter.notice,
+            **sizing,
             **job.backend_options,
         )
 
@@ -217,7 +225,7 @@ def _scorer(job: ScoringJob, revision, batch_size: int, reporter, scorers):
 
 def _score_plan(job, sha256, scorer, plan: RevisionPlan, reporter: Reporter) -> dict[str, int]:
     writer = store.ShardWriter(job.out)
-    chunk_size = job.chunk_size or max(8, 8 * job.batch_size)
+    chunk_size = job.chunk_size or max(8, 8 * (job.batch_size or CHUNK_BATCHES))
     done = dict.fromkeys(plan.todo, 0)
     for task, items in plan.todo.items():
         reporter.describe(f"{_where(job.model_id, plan.revision)} {task}")
@@ -245,7 +253,7 @@ def _check_job(job: ScoringJob) -> None:
         raise TracktaleError(f"--roles: {bad_roles[0]!r} is not one of {', '.join(ROLES)}")
     if job.limit is not None and job.limit < 1:
         raise TracktaleError(f"--limit must be at least 1, got {job.limit}")
-    if job.batch_size < 1:
+    if job.batch_size is not None and job.batch_size < 1:
         raise TracktaleError(f"--batch-size must be at least 1, got {job.batch_size}")
     check_backend(job.backend, job.tasks, dict(job.backend_options))
     out = Path(job.out)
