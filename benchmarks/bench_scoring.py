@@ -230,8 +230,10 @@ def bench_end_to_end(folder: Path, full: StimulusSet, items, rounds: int) -> Non
                 old = best.get(name)
                 if old is None or seconds[0] < old[0][0]:
                     best[name] = (seconds, sums, peak)
-    print(f"end to end (fresh process: imports, load from disk, score): {len(items)} pairs, "
-          f"best of {rounds}")  # fmt: skip
+    print(
+        f"end to end (fresh process: imports, load from disk, score): {len(items)} pairs, "
+        f"best of {rounds}"
+    )
     ours = best["tracktale models score"][0]
     reference = best["tracktale models score"][1]
     for name, ((wall, cpu), sums, peak) in best.items():
@@ -258,10 +260,18 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=96, help="implicit pairs, same model")
     parser.add_argument("--generations", type=int, default=32, help="prompts, 8 new tokens")
-    parser.add_argument("--long-budget", type=int, default=64, help="new tokens of the second "
-                        "generation run, on half as many prompts (0 skips it)")  # fmt: skip
-    parser.add_argument("--end-to-end", type=int, default=198, help="pairs of the end-to-end "
-                        "comparison (0 skips it)")  # fmt: skip
+    parser.add_argument(
+        "--long-budget",
+        type=int,
+        default=64,
+        help="new tokens of the second generation run, on half as many prompts (0 skips it)",
+    )
+    parser.add_argument(
+        "--end-to-end",
+        type=int,
+        default=198,
+        help="pairs of the end-to-end comparison (0 skips it)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (best kept)")
     parser.add_argument("--e2e-rounds", type=int, default=2, help="end-to-end rounds")
     parser.add_argument("--threads", type=int, default=None, help="torch threads [all]")
@@ -278,8 +288,10 @@ def main() -> None:
     ARGS = parse_args()
     if ARGS.threads:
         torch.set_num_threads(ARGS.threads)
-    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
-          f"({os.cpu_count()} cores)")  # fmt: skip
+    print(
+        f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+        f"({os.cpu_count()} cores)"
+    )
     full = get_paradigm("narrative").generate_set("model", 1)
     everything = [item for item in full if item.choice]
     # Trained on stories and prompts, the tokenizer cuts about 1.3 tokens per word (as GPT-NeoX's).

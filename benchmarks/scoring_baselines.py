@@ -211,8 +211,19 @@ def end_to_end_script(name: str, stimuli: Path, model: Path, batch: int, device:
 def tracktale_end_to_end(stimuli: Path, model: Path, out: Path, device: str) -> list[str]:
     """argv of ``tracktale models score`` on the set (a fresh store every time)."""
     tracktale = Path(sys.executable).with_name("tracktale")
-    return [str(tracktale), "models", "score", "--stimuli", str(stimuli), "--model", str(model),
-            "--out", str(out), "--device", device]  # fmt: skip
+    return [
+        str(tracktale),
+        "models",
+        "score",
+        "--stimuli",
+        str(stimuli),
+        "--model",
+        str(model),
+        "--out",
+        str(out),
+        "--device",
+        device,
+    ]
 
 
 def stored_sums(out: Path, item_ids: list[str]) -> list[float]:
