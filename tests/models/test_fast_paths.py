@@ -7,8 +7,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.models.test_equivalence import TOLERANCE, choice_requests, naive_logprobs
-from tracktale.models import hf_forward, hf_generate, memory
+from tests.models.test_equivalence import (
+    TOLERANCE,
+    choice_requests,
+    naive_logprobs,
+    unbatched_generate,
+)
+from tracktale.models import hf_forward, hf_generate, memory, packing
 from tracktale.models.hf import HFScorer
 from tracktale.scorer import GenerationRequest, SequenceRequest
 
@@ -27,18 +32,10 @@ def worst_difference(scorer, requests) -> float:
 
 
 def generate_loop(scorer, prompts, budget):
-    outputs = []
-    for prompt in prompts:
-        ids = torch.tensor([scorer.encoder.prompt(prompt, None, False)])
-        generated = scorer.model.generate(
-            ids,
-            attention_mask=torch.ones_like(ids),
-            max_new_tokens=budget,
-            do_sample=False,
-            pad_token_id=scorer.forward.pad_id,
-        )[0, ids.shape[1] :]
-        outputs.append(scorer.tokenizer.decode(generated, skip_special_tokens=True))
-    return outputs
+    return [
+        unbatched_generate(scorer, scorer.encoder.prompt(prompt, None, False), budget)
+        for prompt in prompts
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -208,3 +205,102 @@ def test_pinned_memory_only_with_cuda(monkeypatch):
         True,
     )
     assert pinned == [1]
+
+
+def cache_kinds(monkeypatch) -> list[str]:
+    """Records the class of every decoding cache ``hf_generate`` builds."""
+    kinds: list[str] = []
+    original = hf_generate._new_cache
+
+    def recorded(forward, length):
+        cache = original(forward, length)
+        kinds.append(type(cache).__name__)
+        return cache
+
+    monkeypatch.setattr(hf_generate, "_new_cache", recorded)
+    return kinds
+
+
+@pytest.mark.parametrize("name", ["pythia", "olmo2", "llama"])
+def test_token_trees_of_each_architecture_score_as_the_naive_forward(
+    name, model_dirs, stimulus_set
+):
+    # Every item of the set in one call, so that items opening alike share a row, with the
+    # neutral prefixes (the calibration requests) among them.
+    scorer = HFScorer(str(model_dirs[name]), batch_size=4, device="cpu")
+    assert scorer.forward.tree_masks and scorer.forward.plain_head
+    requests = choice_requests(stimulus_set.items)
+    scored = scorer.conditional_score(requests)
+    rows = packing.pack(
+        [
+            tuple(e.prefix) + tuple(c[:-1])
+            for e in (scorer.encoder.choice(r.prefix, r.continuations) for r in requests)
+            for c in e.continuations
+        ]
+    )
+    assert len(rows) < len(requests)  # several pairs to a row: trees were really shared
+    for request, (good, bad) in zip(requests, scored, strict=True):
+        encoded = scorer.encoder.choice(request.prefix, request.continuations)
+        naive = [naive_logprobs(scorer.model, encoded.prefix, c) for c in encoded.continuations]
+        for tokens, reference in zip((good, bad), naive, strict=True):
+            assert tokens.logprobs == pytest.approx(reference, abs=TOLERANCE)
+        assert (good.reduce() > bad.reduce()) == (sum(naive[0]) > sum(naive[1]))
+
+
+@pytest.mark.parametrize(("name", "chat"), [("pythia", False), ("olmo2", False), ("llama", True)])
+def test_static_cache_batches_decode_as_generate(name, chat, model_dirs, stimulus_set, monkeypatch):
+    scorer = HFScorer(str(model_dirs[name]), batch_size=4, device="cpu")
+    kinds = cache_kinds(monkeypatch)
+    items = stimulus_set.items[::4]
+    requests = [
+        GenerationRequest(i.prompt, i.messages if chat else None, max_new_tokens=7) for i in items
+    ]
+    outputs = scorer.generate(requests)
+    assert kinds and set(kinds) == {"StaticCache"}  # the static path was the one tested
+    for request, output in zip(requests, outputs, strict=True):
+        ids = scorer.encoder.prompt(request.prompt, request.messages, chat)
+        assert output == unbatched_generate(scorer, ids, 7)
+
+
+def test_free_memory_is_read_from_cuda_when_there_is_one(monkeypatch):
+    asked = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(
+        torch.cuda, "mem_get_info", lambda device: asked.append(device) or (7 * 2**30, 80 * 2**30)
+    )
+    assert memory.free_bytes("cuda:1") == 7 * 2**30
+    assert asked == [torch.device("cuda", 1)]
+    assert memory.free_bytes("cpu") is None
+    per_row = 2**22  # 896 rows: below the cap of MAX_BATCH
+    assert (
+        memory.fitting_batch(memory.free_bytes("cuda:1"), per_row)
+        == int(7 * 2**30 * memory.FREE_FRACTION) // per_row
+    )
+
+
+def test_an_automatic_batch_on_a_faked_gpu_is_sized_from_its_free_memory(
+    pythia, monkeypatch, stimulus_set
+):
+    # The model stays on the CPU; only the device it reports and CUDA's answers are faked, so
+    # the GPU's sizing code runs end to end and the scores must stay exact.
+    sizes = []
+    per_row = memory.row_bytes(pythia.model.config, pythia.row_tokens, 4)
+    monkeypatch.setattr(pythia, "batch_size", None)
+    monkeypatch.setattr(pythia.forward, "device", torch.device("cpu"))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device: (6 * per_row, 8 * per_row))
+    monkeypatch.setattr(memory, "free_bytes", _faked_gpu_free_bytes(sizes))
+    assert worst_difference(pythia, choice_requests(stimulus_set.items[:8])) < TOLERANCE
+    assert sizes and all(size == 6 * per_row for size in sizes)
+    assert pythia._batch_for("scoring", pythia.row_tokens) == 3  # half of six rows' worth
+
+
+def _faked_gpu_free_bytes(sizes):
+    real = memory.free_bytes
+
+    def free_bytes(device):
+        answer = real(torch.device("cuda", 0))  # the faked CUDA answers for the CPU device
+        sizes.append(answer)
+        return answer
+
+    return free_bytes
