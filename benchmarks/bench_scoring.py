@@ -20,7 +20,7 @@ was loaded, against twice the model's weights plus the largest batch's activatio
 Targets on a 2-core CPU: implicit >= 4x minicons and >= 2.5x lm-eval end to end, generation
 >= 5x the loop. Nothing is asserted.
 
-minicons and lm-eval are not tracktale dependencies: ``pip install minicons lm-eval`` to
+minicons and lm-eval are not tracktale dependencies: ``pip install -e ".[bench]"`` to
 include them (each is skipped, saying so, when missing).
 
 Run: .venv/bin/python benchmarks/bench_scoring.py [--pairs 96] [--end-to-end 198]

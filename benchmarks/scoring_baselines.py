@@ -4,7 +4,7 @@
   every position;
 - minicons' ``IncrementalLMScorer.conditional_score`` and lm-evaluation-harness's
   ``HFLM.loglikelihood`` (and ``HFLM.generate_until``), where installed: they are not
-  tracktale dependencies (``pip install minicons lm-eval``);
+  tracktale dependencies (``pip install -e ".[bench]"``: minicons 0.3.39, lm-eval 0.4.13);
 - a loop of unbatched ``model.generate()`` calls;
 - the same methods end to end, each in a fresh Python process that imports, loads the model
   from disk and scores (the end-to-end scripts below).
