@@ -114,9 +114,9 @@ def models() -> None:
 @click.option(
     "--batch-size",
     type=click.IntRange(min=1),
-    default=16,
-    show_default=True,
-    help="Items per forward pass; halved automatically when memory runs out.",
+    default=None,
+    help="Packed rows (several items each) or prompts per forward pass; halved automatically "
+    "when memory runs out [default: auto: what half the free GPU memory fits, 16 on a CPU].",
 )
 @click.option(
     "--bos",

@@ -1,10 +1,13 @@
 """The Hugging Face transformers backend: any causal LM, from a hub id or a local folder.
 
 Hub ids, local folders and revisions all load through ``from_pretrained`` (the revision pinned
-to its commit first, see :mod:`tracktale.models.hub`). Requests are sorted by length and cut
-into batches; the tensor work is in :mod:`tracktale.models.hf_forward`. When a batch runs out of
-memory, the batch size is halved for the rest of the run and the scorer says so; at batch size 1
-it gives up with one line.
+to its commit first, see :mod:`tracktale.models.hub`), with PyTorch's scaled-dot-product
+attention (SDPA) where the architecture has it. Scoring requests become token trees packed into
+rows (:mod:`tracktale.models.packing`), run by :mod:`tracktale.models.hf_forward`; generation is
+batched decoding (:mod:`tracktale.models.hf_generate`). A batch holds ``batch_size`` rows (or
+prompts); left automatic, as many as half the free GPU memory fits, 16 on a CPU
+(:mod:`tracktale.models.memory`). When a batch runs out of memory, the batch size is halved for
+the rest of the run and the scorer says so; at batch size 1 it gives up with one line.
 
 A model larger than one GPU is loaded with ``device_map="auto"`` (accelerate): with ``device``
 ``auto`` on a machine with several GPUs, or whenever ``max_memory`` gives per-device budgets
@@ -25,9 +28,10 @@ import torch
 
 import tracktale
 from tracktale.errors import TracktaleError
-from tracktale.models import gguf, hf_forward, sampling
+from tracktale.models import gguf, hf_forward, hf_generate, memory, packing, sampling
 from tracktale.models.devices import format_max_memory, parse_max_memory
 from tracktale.models.hub import ResolvedModel, resolve_model
+from tracktale.models.packing import Path
 from tracktale.models.tokens import TextEncoder, cut_at_stop, has_chat_template, resolve_bos
 from tracktale.scorer import (
     ChoiceRequest,
@@ -43,6 +47,9 @@ logger = logging.getLogger("tracktale.models")
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
+GENERATION_ROOM = 256
+"""Cache positions an automatic generation batch keeps free for the answer (and a chat header)."""
+
 
 class HFScorer(Scorer):
     """A transformers causal LM that answers the :class:`~tracktale.scorer.Scorer` requests.
@@ -53,7 +60,8 @@ class HFScorer(Scorer):
         dtype: ``float32`` (default; exact enough for equality checks), ``bfloat16`` or
             ``float16`` (for GPUs).
         device: ``auto`` (a GPU when there is one, else the CPU), ``cpu``, ``cuda``, ``cuda:N``.
-        batch_size: Prefixes (or texts, or prompts) per forward pass; halved on out-of-memory.
+        batch_size: Packed rows (or prompts) per forward pass; ``None``: from the free memory
+            of a GPU, 16 on a CPU. Halved on out-of-memory.
         bos: BOS policy, see :mod:`tracktale.models.tokens`.
         notify: Called with one line when the scorer changes something on its own (batch size).
         max_memory: Per-device budgets (``{0: "70GiB", 1: "70GiB"}`` or ``"0=70GiB,1=70GiB"``);
@@ -73,7 +81,7 @@ class HFScorer(Scorer):
         revision: str | None = None,
         dtype: str = "float32",
         device: str = "auto",
-        batch_size: int = 16,
+        batch_size: int | None = None,
         bos: str = "auto",
         notify: Callable[[str], None] | None = None,
         max_memory: Mapping[int | str, str] | str | None = None,
@@ -82,9 +90,10 @@ class HFScorer(Scorer):
     ) -> None:
         if dtype not in DTYPES:
             raise TracktaleError(f"--dtype: {dtype!r} is not one of {', '.join(DTYPES)}")
-        if batch_size < 1:
+        if batch_size is not None and batch_size < 1:
             raise TracktaleError(f"--batch-size must be at least 1, got {batch_size}")
         self.batch_size = batch_size
+        self.row_tokens = packing.ROW_TOKENS
         self.notify = notify or logger.warning
         self.max_memory = parse_max_memory(max_memory)
         self.device_map = _device_map(device, self.max_memory)
@@ -133,6 +142,7 @@ class HFScorer(Scorer):
             "model_class": type(self.model).__name__,
             "attn_implementation": getattr(self.model.config, "_attn_implementation", None),
             "lm_head_shortcut": self.forward.plain_head,
+            "tree_attention": self.forward.tree_masks,
             "device_map": self.device_map,
             "max_memory": format_max_memory(self.max_memory),
             "max_context": _max_context(self.model),
@@ -145,38 +155,57 @@ class HFScorer(Scorer):
         }
 
     def conditional_score(self, requests: Sequence[ChoiceRequest]) -> list[list[TokenScores]]:
-        """Per-token log-probabilities of each continuation; each prefix runs once."""
+        """Per-token log-probabilities of each continuation; every shared beginning runs once."""
         encoded = [self.encoder.choice(r.prefix, r.continuations) for r in requests]
-
-        def run(batch: list[int]) -> list[list[list[float]]]:
-            return hf_forward.score_continuations(
-                self.forward,
-                [encoded[i].prefix for i in batch],
-                [encoded[i].continuations for i in batch],
-            )
-
-        scores = self._batched([len(e.prefix) for e in encoded], run)
+        paths, groups = [], []
+        for group, e in enumerate(encoded):
+            for continuation in e.continuations:
+                paths.append(Path(tuple(e.prefix), tuple(continuation)))
+                groups.append(group)
+        values = iter(self._score_paths(paths, groups))
         return [
             [
-                self._token_scores(ids, values, merged=merged)
-                for ids, values, merged in zip(e.continuations, per_request, e.merged, strict=True)
+                self._token_scores(ids, next(values), merged=merged)
+                for ids, merged in zip(e.continuations, e.merged, strict=True)
             ]
-            for e, per_request in zip(encoded, scores, strict=True)
+            for e in encoded
         ]
 
     def sequence_score(self, requests: Sequence[SequenceRequest]) -> list[TokenScores]:
         """Per-token log-probabilities of whole texts, with each token's character offset."""
         encoded = [self.encoder.text(r.text) for r in requests]
-        scores = self._batched(
-            [len(e.ids) for e in encoded],
-            lambda batch: hf_forward.score_sequences(self.forward, [encoded[i].ids for i in batch]),
-        )
+        # A text of one token without a BOS has nothing to score.
+        scorable = [i for i, e in enumerate(encoded) if len(e.ids) > 1]
+        paths = [Path(tuple(encoded[i].ids[:1]), tuple(encoded[i].ids[1:])) for i in scorable]
+        scores: list[list[float]] = [[] for _ in encoded]
+        for index, values in zip(scorable, self._score_paths(paths), strict=True):
+            scores[index] = values
         results = []
         for e, values in zip(encoded, scores, strict=True):
             # Without a BOS the text's first token has no context and is not scored.
             offsets = tuple(start for start, _ in e.offsets[e.n_unscored :])
             results.append(self._token_scores(e.ids[1:], values, offsets=offsets))
         return results
+
+    def _score_paths(self, paths: list[Path], groups: list[int] | None = None) -> list[list[float]]:
+        """Log-probabilities of each path's continuation, from packed token trees."""
+        if not paths:
+            return []
+        window = self.forward.sliding_window
+        share = self.forward.tree_masks and (
+            window is None or max(len(p.fed) for p in paths) <= window
+        )
+        rows = packing.pack([p.fed for p in paths], groups, budget=self.row_tokens, share=share)
+        per_row = self._batched(
+            [len(row) for row in rows],
+            lambda batch: hf_forward.score_rows(self.forward, [rows[i] for i in batch], paths),
+            kind="scoring",
+        )
+        values: list[list[float]] = [[] for _ in paths]
+        for row in per_row:
+            for index, scores in row:
+                values[index] = scores
+        return values
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
         """Greedy (or sampled) completions; ``messages`` go through the chat template."""
@@ -199,6 +228,8 @@ class HFScorer(Scorer):
             prompts.append(
                 self.encoder.prompt(request.prompt, request.messages, request.messages is not None)
             )
+        if not prompts:
+            return []
         context = self.info.details.get("max_context")
         requests = [
             r
@@ -206,20 +237,23 @@ class HFScorer(Scorer):
             else dataclasses.replace(r, max_new_tokens=max(1, context - len(p)))
             for r, p in zip(requests, prompts, strict=True)
         ]
+        # The instruction every prompt starts with runs once for the whole call.
+        start = hf_generate.run_shared_start(self.forward, prompts)
 
         def run(batch: list[int]) -> list[list[int]]:
             budget = max(requests[i].max_new_tokens for i in batch)
-            finished = self._finished_check([requests[i] for i in batch])
-            return hf_forward.greedy_decode(
+            chosen = [requests[i] for i in batch]
+            return hf_generate.decode(
                 self.forward,
                 [prompts[i] for i in batch],
                 budget,
                 self.stop_ids,
-                finished,
-                sampling.row_chooser([requests[i] for i in batch]),
+                self._finished_check(chosen),
+                pick=self._picker(chosen),
+                start=start,
             )
 
-        outputs = self._batched([len(p) for p in prompts], run)
+        outputs = self._batched([len(p) for p in prompts], run, kind="generation")
         generations = []
         for request, ids in zip(requests, outputs, strict=True):
             full = self.tokenizer.decode(ids[: request.max_new_tokens], skip_special_tokens=True)
@@ -227,6 +261,10 @@ class HFScorer(Scorer):
             ran_out = len(ids) >= request.max_new_tokens and text == full
             generations.append(Generation(text, finish_reason="length" if ran_out else "stop"))
         return generations
+
+    def _picker(self, requests: Sequence[GenerationRequest]) -> hf_generate.Pick:
+        """How the next token of a batch is chosen: the argmax, or each sampled row's own draw."""
+        return sampling.row_chooser(requests) or hf_generate.greedy
 
     def _finished_check(
         self, requests: Sequence[GenerationRequest]
@@ -262,37 +300,54 @@ class HFScorer(Scorer):
             boundary_merged=merged,
         )
 
-    def _batched(self, lengths: Sequence[int], run: Callable[[list[int]], list]) -> list:
+    def _batched(
+        self, lengths: Sequence[int], run: Callable[[list[int]], list], *, kind: str
+    ) -> list:
         """Run ``run`` over batches of similar length, longest first; back off on OOM."""
         order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
         results: list[Any] = [None] * len(lengths)
         cursor = 0
         while cursor < len(order):
-            batch = order[cursor : cursor + self.batch_size]
+            size = self._batch_for(kind, lengths[order[cursor]])
+            batch = order[cursor : cursor + size]
             try:
                 outputs = run(batch)
             except Exception as error:  # noqa: BLE001 - only out-of-memory is handled
                 if not is_out_of_memory(error):
                     raise
-                self._back_off(lengths[batch[0]])
+                self._back_off(lengths[batch[0]], size)
                 continue
             for index, output in zip(batch, outputs, strict=True):
                 results[index] = output
             cursor += len(batch)
         return results
 
-    def _back_off(self, length: int) -> None:
+    def _batch_for(self, kind: str, length: int) -> int:
+        """The batch size: the set (or backed-off) one, else what free memory fits."""
+        if self.batch_size is not None:
+            return self.batch_size
+        config, dtype_bytes = self.model.config, self.model.dtype.itemsize
+        if kind == "generation":
+            # The prompt's own tokens are prefilled; the cache holds the prompt and the answer.
+            per_row = memory.row_bytes(config, length, dtype_bytes) + memory.cache_bytes(
+                config, length + GENERATION_ROOM, dtype_bytes
+            )
+        else:
+            per_row = memory.row_bytes(config, length, dtype_bytes)
+        return memory.fitting_batch(memory.free_bytes(self.forward.device), per_row)
+
+    def _back_off(self, length: int, size: int) -> None:
         gc.collect()
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
-        if self.batch_size == 1:
+        if size == 1:
             raise TracktaleError(
                 f"out of memory on {self.info.device} at batch size 1 ({length} tokens) with "
                 f"{self.info.model_id}: use a smaller --dtype, a bigger device or shorter items"
             )
-        smaller = max(1, self.batch_size // 2)
+        smaller = max(1, size // 2)
         self.notify(
-            f"out of memory on {self.info.device} at batch size {self.batch_size}; "
+            f"out of memory on {self.info.device} at batch size {size}; "
             f"continuing with batch size {smaller}"
         )
         self.batch_size = smaller

@@ -1,14 +1,25 @@
-"""The tensor work of the transformers backend: prefix-shared scoring, sequences, greedy decoding.
+"""The tensor work of the transformers backend: scoring token trees, the model's probes.
 
 Doing less work is the whole speed-up:
 
-- **Prefix once.** The prefixes of a batch run once (left-padded, with explicit position ids so
-  padding does not shift positions); their key/value cache is then repeated for every
-  continuation, and only the short continuations run again.
+- **Every shared beginning once.** The sequences to score (a prefix with each continuation,
+  the stories of items that open alike, whole texts) are merged into prefix trees and packed
+  into rows (:mod:`tracktale.models.packing`); each row runs as one sequence whose attention
+  mask lets a token see exactly its ancestors, with its depth as position id. A prefix and both
+  of its continuations are one forward pass; the bad continuation sees the prefix but not the
+  good one.
 - **Logits only where scored.** The transformer body (``model.base_model``) gives hidden
   states; the LM head (``get_output_embeddings``) is applied only at the positions whose next
-  token is scored, in chunks, so no ``batch x length x vocabulary`` tensor is ever built.
-- **Batches by length** (done by the caller) keep padding small.
+  token is scored (once per position, however many continuations branch there), in chunks, so
+  no ``batch x length x vocabulary`` tensor is ever built.
+- **No padding inside a row**, and rows of a batch have nearly the same length (each is filled
+  up to the row budget).
+
+Tree masks need an attention implementation that takes a custom 4D mask (``sdpa``, ``eager``);
+whether the loaded model honours one is checked at load time (:func:`tree_attention_works`).
+Where it does not (flash attention, flex attention, an architecture that builds its own mask),
+each sequence gets a row of its own with a plain padding mask: slower, equally exact. So do
+sequences longer than a sliding attention window.
 
 Models whose causal-LM head does more than the output embedding (logit soft-capping or
 scaling) are detected at load time (:func:`head_is_plain`) and scored through the full model
@@ -23,14 +34,21 @@ brought back to that device before it meets the inputs again (indices, masks, ta
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 
-HEAD_CHUNK = 1024
-"""Positions per LM-head call: bounds the ``positions x vocabulary`` logits tensor."""
+from tracktale.models.packing import Path, Row
+
+HEAD_ELEMENTS = 1 << 26
+"""Logits per LM-head call (256 MiB in float32): bounds the ``positions x vocabulary`` tensor."""
+
+TREE_MASK_FORMATS = {"sdpa": "bool", "eager": "float"}
+"""Attention implementations that take a custom 4D mask, and the mask each expects (SDPA a
+boolean mask, True = attend; eager an additive one, added to the attention scores)."""
 
 
 @dataclass
@@ -41,23 +59,33 @@ class ForwardModel:
         model: The ``*ForCausalLM`` module (eval mode).
         pad_id: Token id used for padding (never scored, always masked).
         plain_head: Whether ``head(base_model(x))`` equals ``model(x).logits``.
+        tree_masks: Whether rows may hold token trees (see :func:`tree_attention_works`);
+            ``None``: probe the model.
     """
 
     model: Any
     pad_id: int
     plain_head: bool = True
+    tree_masks: bool | None = None
+    mask_format: str | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.device = input_device(self.model)
         body = self.model.base_model if self.plain_head else self.model
         self.cache_arg = _cache_argument(body)
+        implementation = getattr(self.model.config, "_attn_implementation", None)
+        self.mask_format = TREE_MASK_FORMATS.get(implementation)
+        if self.tree_masks is None:
+            self.tree_masks = self.mask_format is not None
+            self.tree_masks = self.tree_masks and tree_attention_works(self)
+        self.sliding_window = _sliding_window(self.model.config)
 
     def run(self, ids, mask, positions, cache=None, *, keep_cache: bool = True):
         """One forward pass; returns ``(hidden states or logits, cache)``.
 
         Args:
             ids: Token ids, ``batch x length``.
-            mask: Attention mask over the cached and the new positions.
+            mask: Attention mask: 2D over the cached and the new positions, or a 4D tree mask.
             positions: Position ids of the new tokens.
             cache: The key/value cache of earlier positions, extended in place.
             keep_cache: Build a cache (not needed when nothing follows).
@@ -74,32 +102,49 @@ class ForwardModel:
         # The last layer may sit on another GPU than the embedding: index there, not here.
         return states.to(self.device), getattr(out, self.cache_arg, None)
 
-    def logprobs_of(self, states: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """Log P(target) at each of ``states`` (hidden states, or logits without a plain head)."""
+    def logits(self, states: torch.Tensor) -> torch.Tensor:
+        """Float32 logits at ``states`` (hidden states, or logits without a plain head)."""
         head = self.model.get_output_embeddings()
-        result = []
-        for start in range(0, states.shape[0], HEAD_CHUNK):
-            chunk = states[start : start + HEAD_CHUNK]
-            logits = (head(chunk) if self.plain_head else chunk).float()
-            wanted = targets[start : start + HEAD_CHUNK, None].to(logits.device)
-            picked = logits.gather(-1, wanted).squeeze(-1)
-            result.append((picked - torch.logsumexp(logits, dim=-1)).to(self.device))
-        return torch.cat(result) if result else states.new_zeros(0)
+        return (head(states) if self.plain_head else states).float().to(self.device)
 
-    def next_token(self, states: torch.Tensor) -> torch.Tensor:
-        """The greedy next token from the last position's states."""
-        return self.next_logits(states).float().argmax(-1).to(self.device)
+    def logprobs_at(
+        self, states: torch.Tensor, rows: torch.Tensor, targets: torch.Tensor
+    ) -> torch.Tensor:
+        """``log P(targets[k] | states[rows[k]])``; each state's logits are computed once.
 
-    def next_logits(self, states: torch.Tensor) -> torch.Tensor:
-        """The next-token logits from the last position's states."""
-        head = self.model.get_output_embeddings()
-        return head(states) if self.plain_head else states
+        Args:
+            states: Hidden states (or logits), ``positions x hidden``.
+            rows: For each wanted value, the position it is read at (sorted ascending).
+            targets: For each wanted value, the token whose log-probability is wanted.
+        """
+        vocabulary = self.model.config.get_text_config().vocab_size
+        chunk = max(1, HEAD_ELEMENTS // max(1, vocabulary))
+        result = torch.empty(len(rows), device=self.device)
+        starts = torch.arange(0, len(states) + chunk, chunk, device=rows.device)
+        bounds = torch.searchsorted(rows, starts)
+        for index, start in enumerate(range(0, len(states), chunk)):
+            first, last = int(bounds[index]), int(bounds[index + 1])
+            if first == last:
+                continue
+            logits = self.logits(states[start : start + chunk])
+            local = rows[first:last] - start
+            picked = logits[local, targets[first:last]]
+            result[first:last] = picked - torch.logsumexp(logits, dim=-1)[local]
+        return result
 
 
 def _cache_argument(module: Any) -> str:
     # transformers 5 renamed ``past_key_values`` to ``cache`` within the 5.x series.
     parameters = inspect.signature(module.forward).parameters
     return "cache" if "cache" in parameters else "past_key_values"
+
+
+def _sliding_window(config: Any) -> int | None:
+    text = config.get_text_config()
+    window = getattr(text, "sliding_window", None)
+    if getattr(text, "use_sliding_window", True) is False:
+        return None
+    return int(window) if isinstance(window, int) and window > 0 else None
 
 
 def head_is_plain(model: Any) -> bool:
@@ -116,6 +161,39 @@ def head_is_plain(model: Any) -> bool:
         hidden = model.base_model(input_ids=ids).last_hidden_state
         mine = model.get_output_embeddings()(hidden).float().to(full.device)
     return torch.allclose(full, mine, atol=1e-5, rtol=1e-4)
+
+
+@torch.inference_mode()
+def tree_attention_works(forward: ForwardModel) -> bool:
+    """Whether a packed token tree gives the same states as its sequences run one by one.
+
+    Two sequences share three tokens and then branch; a second, shorter row pads the batch. An
+    attention implementation that ignores the custom mask lets the second branch see the first
+    and fails the comparison.
+    """
+    vocabulary = forward.model.config.get_text_config().vocab_size
+    sequences = [[1, 2, 3, 4, 5], [1, 2, 3, 6, 7, 8], [9, 10]]
+    sequences = [[token % vocabulary for token in tokens] for tokens in sequences]
+    tree, alone = Row(), Row()
+    tree.add(0, sequences[0])
+    tree.add(1, sequences[1])
+    alone.add(2, sequences[2])
+    try:
+        ids, positions, mask = tree_inputs(forward, [tree, alone])
+        states, _ = forward.run(ids, mask, positions, keep_cache=False)
+    except (RuntimeError, ValueError, TypeError, IndexError):
+        return False
+    exact = forward.model.dtype == torch.float32
+    placed = [(0, tree.slots[0]), (0, tree.slots[1]), (1, alone.slots[0])]
+    for tokens, (row, slots) in zip(sequences, placed, strict=True):
+        ids = torch.tensor([tokens], device=forward.device)
+        positions = torch.arange(len(tokens), device=forward.device)[None]
+        reference, _ = forward.run(ids, torch.ones_like(ids), positions, keep_cache=False)
+        reference, mine = reference[0].float(), states[row, slots].float()
+        scale = reference.abs().max().clamp(min=1e-6)
+        if (mine - reference).abs().max() / scale > (1e-3 if exact else 3e-2):
+            return False
+    return True
 
 
 def input_device(model: Any) -> torch.device:
@@ -142,191 +220,115 @@ def _offloaded_as_a_whole(model: Any) -> bool:
     return set(placed) == {""} and any(p.device.type == "meta" for p in model.parameters())
 
 
-def left_pad(sequences: Sequence[Sequence[int]], pad_id: int, device) -> tuple:
-    """Left-padded ids, attention mask and position ids (0 at each row's first real token)."""
-    width = max(len(row) for row in sequences)
-    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(sequences), width), dtype=torch.long)
-    for row, tokens in enumerate(sequences):
-        if tokens:
-            ids[row, width - len(tokens) :] = torch.tensor(tokens)
-            mask[row, width - len(tokens) :] = 1
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    return ids.to(device), mask.to(device), positions.to(device)
+def to_device(tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """Move a CPU tensor to ``device``; through pinned memory, without waiting, to a GPU."""
+    if torch.device(device).type == "cuda" and torch.cuda.is_available():
+        return tensor.pin_memory().to(device, non_blocking=True)
+    return tensor.to(device)
 
 
-def right_pad(sequences: Sequence[Sequence[int]], pad_id: int, device) -> tuple:
-    """Right-padded ids and attention mask."""
-    width = max(len(row) for row in sequences)
-    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(sequences), width), dtype=torch.long)
-    for row, tokens in enumerate(sequences):
-        ids[row, : len(tokens)] = torch.tensor(tokens, dtype=torch.long)
-        mask[row, : len(tokens)] = 1
-    return ids.to(device), mask.to(device)
+def tree_inputs(forward: ForwardModel, rows: Sequence[Row], past: int = 0) -> tuple:
+    """Ids, position ids and attention mask of packed rows (padded to the longest).
 
-
-def shared_length(sequences: Sequence[Sequence[int]]) -> int:
-    """Length of the token prefix all sequences share, leaving each at least one own token."""
-    shortest = min(len(row) for row in sequences)
-    length = 0
-    while length < shortest - 1 and all(row[length] == sequences[0][length] for row in sequences):
-        length += 1
-    return length
-
-
-@torch.inference_mode()
-def score_continuations(
-    forward: ForwardModel, prefixes: Sequence[list[int]], continuations: Sequence[list[list[int]]]
-) -> list[list[list[float]]]:
-    """Per-token log-probabilities of each prefix's continuations; each prefix runs once.
-
-    The tokens all continuations of a prefix start with (``" Later, Ann picked up the key from
-    the"``) have the same context in each, so they run once, with the prefix; only the rest of
-    each continuation runs on its own, on the prefix's cache.
+    With tree masks the mask is ``rows x 1 x width x (past + width)``: each slot sees its
+    ancestors (and ``past`` cached positions before every row, all visible); a padding slot sees
+    only itself, so no attention row is empty. Without, each row holds one sequence in order
+    and the mask is the plain 2D padding mask.
 
     Args:
         forward: The prepared model.
-        prefixes: Token ids of each prefix (non-empty).
-        continuations: For each prefix, its continuations' token ids (each non-empty).
-
-    Returns:
-        ``result[i][j][t]``: log P(token t of continuation j | prefix i, earlier tokens).
+        rows: The rows.
+        past: Cached positions every row attends to (a shared start); positions count on
+            from it.
     """
-    common = [shared_length(options) for options in continuations]
-    extended = [
-        p + options[0][:k] for p, options, k in zip(prefixes, continuations, common, strict=True)
-    ]
-    ids, mask, positions = left_pad(extended, forward.pad_id, forward.device)
-    states, cache = forward.run(ids, mask, positions)
-    shared = _score_shared(forward, states, ids, common)
-    owner = [i for i, options in enumerate(continuations) for _ in options]
-    tails = [tokens[common[i] :] for i, options in enumerate(continuations) for tokens in options]
-    index = torch.tensor(owner, device=forward.device)
-    # The first token after the shared ones is predicted by the extended prefix's last position.
-    first = forward.logprobs_of(
-        states[:, -1][index], torch.tensor([tail[0] for tail in tails], device=forward.device)
-    )
-    rest = _score_after_prefix(forward, cache, mask, positions, index, tails)
-    scores = [
-        [*shared[i], value, *others]
-        for i, value, others in zip(owner, first.tolist(), rest, strict=True)
-    ]
-    result, cursor = [], 0
-    for options in continuations:
-        result.append(scores[cursor : cursor + len(options)])
-        cursor += len(options)
-    return result
-
-
-def _score_shared(forward, states, ids, common: list[int]) -> list[list[float]]:
-    """Log-probabilities of the shared continuation tokens at the end of each (left-padded) row."""
-    width = ids.shape[1]
-    columns = torch.arange(width, device=ids.device)[None]
-    counts = torch.tensor(common, device=ids.device)[:, None]
-    is_shared = columns >= width - counts  # the last ``common[i]`` tokens of row i
-    predicted = is_shared[:, 1:]
-    values = forward.logprobs_of(states[:, :-1][predicted], ids[:, 1:][predicted]).tolist()
-    return _split(values, common)
-
-
-def _split(values: list[float], counts: Sequence[int]) -> list[list[float]]:
-    out, cursor = [], 0
-    for count in counts:
-        out.append(values[cursor : cursor + count])
-        cursor += count
-    return out
-
-
-def _score_after_prefix(forward, cache, mask, positions, index, flat) -> list[list[float]]:
-    # The last token's own output predicts nothing that is scored: feed all tokens but it.
-    inputs = [tokens[:-1] for tokens in flat]
-    if not any(inputs):
-        return [[] for _ in flat]
-    # A CPU index works for cache layers on any device (models split over several GPUs too).
-    cache.batch_select_indices(index.cpu())
-    cont_ids, cont_mask = right_pad(inputs, forward.pad_id, forward.device)
-    targets, _ = right_pad([tokens[1:] for tokens in flat], forward.pad_id, forward.device)
-    start = positions[:, -1][index] + 1
-    cont_positions = start[:, None] + torch.arange(cont_ids.shape[1], device=forward.device)
-    full_mask = torch.cat([mask[index], cont_mask], dim=1)
-    states, _ = forward.run(cont_ids, full_mask, cont_positions, cache)
-    scored = cont_mask.bool()  # position t predicts token t + 1
-    picked = forward.logprobs_of(states[scored], targets[scored])
-    return _split(picked.tolist(), scored.sum(-1).tolist())
-
-
-@torch.inference_mode()
-def score_sequences(forward: ForwardModel, sequences: Sequence[list[int]]) -> list[list[float]]:
-    """Log P(token t | tokens before t) for t >= 1 of each sequence (right padding)."""
-    inputs = [tokens[:-1] for tokens in sequences]  # the last token predicts nothing scored
-    if not any(inputs):
-        return [[] for _ in sequences]
-    ids, mask = right_pad(inputs, forward.pad_id, forward.device)
-    targets, _ = right_pad([tokens[1:] for tokens in sequences], forward.pad_id, forward.device)
-    positions = torch.arange(ids.shape[1], device=forward.device)[None].expand_as(ids)
-    states, _ = forward.run(ids, mask, positions, keep_cache=False)
-    scored = mask.bool()
-    values = forward.logprobs_of(states[scored], targets[scored]).tolist()
-    return _split(values, scored.sum(-1).tolist())
-
-
-def _prefill(forward: ForwardModel, prompts: Sequence[list[int]]):
-    """Run prompts whose shared start (an instruction) runs once; returns states, cache, mask."""
-    shared = shared_length(prompts) if len(prompts) > 1 else 0
-    ids, mask, positions = left_pad(
-        [row[shared:] for row in prompts], forward.pad_id, forward.device
-    )
-    cache = None
-    if shared:
-        start = torch.tensor([prompts[0][:shared]], device=forward.device)
-        _, cache = forward.run(
-            start, torch.ones_like(start), torch.arange(shared, device=forward.device)[None]
+    width = max(len(row) for row in rows)
+    ids = torch.full((len(rows), width), forward.pad_id, dtype=torch.long)
+    positions = torch.zeros((len(rows), width), dtype=torch.long)
+    for index, row in enumerate(rows):
+        ids[index, : len(row)] = torch.tensor(row.tokens, dtype=torch.long)
+        positions[index, : len(row)] = torch.tensor(row.depths, dtype=torch.long) + past
+    if not forward.tree_masks:
+        mask = torch.zeros((len(rows), past + width), dtype=torch.long)
+        mask[:, :past] = 1
+        for index, row in enumerate(rows):
+            mask[index, past : past + len(row)] = 1
+        return (
+            to_device(ids, forward.device),
+            to_device(positions, forward.device),
+            to_device(mask, forward.device),
         )
-        cache.batch_repeat_interleave(len(prompts))
-        # The shared tokens, then each prompt's own tokens left-padded: padding sits in between.
-        mask = torch.cat([mask.new_ones((len(prompts), shared)), mask], dim=1)
-        positions = positions + shared
-    states, cache = forward.run(ids, mask, positions, cache)
-    return states, cache, mask, positions[:, -1:] + 1
+    sees = np.zeros((len(rows), width, past + width), dtype=bool)
+    sees[:, :, :past] = True
+    diagonal = np.arange(width)
+    sees[:, diagonal, past + diagonal] = True  # padding slots see themselves
+    for index, row in enumerate(rows):
+        # A slot sees what its parent sees, and itself; parents come first, depth by depth.
+        depths, parents = np.asarray(row.depths), np.asarray(row.parents)
+        for depth in range(1, int(depths.max()) + 1):
+            children = np.flatnonzero(depths == depth)
+            sees[index, children, past:] |= sees[index, parents[children], past:]
+    mask = to_device(torch.from_numpy(sees[:, None]), forward.device)
+    return (
+        to_device(ids, forward.device),
+        to_device(positions, forward.device),
+        _mask_for(forward, mask),
+    )
+
+
+def _mask_for(forward: ForwardModel, sees: torch.Tensor) -> torch.Tensor:
+    if forward.mask_format == "bool":
+        return sees
+    dtype = forward.model.dtype
+    return torch.zeros(sees.shape, dtype=dtype, device=sees.device).masked_fill_(
+        ~sees, torch.finfo(dtype).min
+    )
 
 
 @torch.inference_mode()
-def greedy_decode(
-    forward: ForwardModel,
-    prompts: Sequence[list[int]],
-    max_new_tokens: int,
-    stop_ids: set[int],
-    finished: Callable[[int, list[int]], bool] | None = None,
-    choose: Callable[[torch.Tensor], torch.Tensor] | None = None,
-) -> list[list[int]]:
-    """Greedy continuations of a batch of prompts, sharing one cache; stops when all rows stop.
+def score_rows(
+    forward: ForwardModel, rows: Sequence[Row], paths: Sequence[Path]
+) -> list[list[tuple[int, list[float]]]]:
+    """Per-token log-probabilities of every path packed in ``rows``, in one forward pass.
 
-    The tokens every prompt starts with (the task instruction) run once for the whole batch.
-    A row stops at a stop token, or when ``finished(row, generated_ids)`` says so (a stop
-    string, or the row's own budget). ``choose`` replaces the argmax (sampled decoding: see
-    :func:`tracktale.models.sampling.row_chooser`).
+    Args:
+        forward: The prepared model.
+        rows: Rows from :func:`tracktale.models.packing.pack` over ``paths``.
+        paths: The paths (rows refer to them by index).
 
     Returns:
-        Each prompt's generated ids, without the stop token that ended it.
+        For each row, ``(path index, log P of each continuation token)`` of its paths.
     """
-    states, cache, mask, next_positions = _prefill(forward, prompts)
-    generated: list[list[int]] = [[] for _ in prompts]
-    done = [False] * len(prompts)
-    for step in range(max_new_tokens):
-        if choose is None:
-            tokens = forward.next_token(states[:, -1])
-        else:
-            tokens = choose(forward.next_logits(states[:, -1])).to(forward.device)
-        for row, token in enumerate(tokens.tolist()):
-            if not done[row]:
-                done[row] = token in stop_ids
-                if not done[row]:
-                    generated[row].append(token)
-                    done[row] = finished is not None and finished(row, generated[row])
-        if all(done) or step == max_new_tokens - 1:
-            break
-        mask = torch.cat([mask, mask.new_ones((len(prompts), 1))], dim=1)
-        states, cache = forward.run(tokens[:, None], mask, next_positions, cache)
-        next_positions = next_positions + 1
-    return generated
+    ids, positions, mask = tree_inputs(forward, rows)
+    states, _ = forward.run(ids, mask, positions, keep_cache=False)
+    width = ids.shape[1]
+    flat, targets, counts = [], [], []
+    for index, row in enumerate(rows):
+        for path_index, slots in zip(row.paths, row.slots, strict=True):
+            path = paths[path_index]
+            # The slot of token t predicts token t + 1: the last context token predicts the first
+            # continuation token.
+            reading = slots[len(path.context) - 1 :]
+            flat += [index * width + slot for slot in reading]
+            targets += path.continuation
+            counts.append(len(reading))
+    where = torch.tensor(flat)
+    unique, inverse = torch.unique(where, sorted=True, return_inverse=True)
+    order = torch.argsort(inverse, stable=True)
+    picked = forward.logprobs_at(
+        states.reshape(-1, states.shape[-1])[unique.to(forward.device)],
+        inverse[order].to(forward.device),
+        torch.tensor(targets)[order].to(forward.device),
+    )
+    values = torch.empty(len(flat))
+    values[order] = picked.cpu()
+    values_list = values.tolist()
+    result, cursor = [], 0
+    paths_iter = iter(counts)
+    for row in rows:
+        per_row = []
+        for path_index in row.paths:
+            count = next(paths_iter)
+            per_row.append((path_index, values_list[cursor : cursor + count]))
+            cursor += count
+        result.append(per_row)
+    return result

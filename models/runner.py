@@ -44,7 +44,8 @@ class ScoringJob:
         backend: Registry name of the backend.
         dtype: Compute dtype.
         device: ``auto``, ``cpu``, ``cuda``, ``cuda:N``.
-        batch_size: Starting batch size (halved on out-of-memory).
+        batch_size: Starting batch size (halved on out-of-memory); ``None``: the backend's
+            automatic one (hf: from free GPU memory, 16 on a CPU).
         bos: BOS policy (``auto``, ``add``, ``none``).
         roles: Item roles to score (``main`` by default: fillers and practice are for people).
         limit: Score only the first ``limit`` items of the set (after the role filter).
@@ -66,7 +67,7 @@ class ScoringJob:
     backend: str = "hf"
     dtype: str = "float32"
     device: str = "auto"
-    batch_size: int = 16
+    batch_size: int | None = None
     bos: str = "auto"
     roles: Sequence[str] = ("main",)
     limit: int | None = None
@@ -79,6 +80,10 @@ class ScoringJob:
         # The default model's short names ("default") are stored under one id.
         if self.backend == "hf":
             object.__setattr__(self, "model_id", canonical_model_id(self.model_id))
+
+
+CHUNK_BATCHES = 16
+"""With an automatic batch size, a written chunk holds ``8 * CHUNK_BATCHES`` items."""
 
 
 class Reporter:
@@ -118,12 +123,13 @@ class RunSummary:
     Attributes:
         scored: Rows scored and written by this run.
         already: Rows that were in the store already (skipped).
-        batch_size: The batch size at the end (smaller after an out-of-memory back-off).
+        batch_size: The batch size at the end (smaller after an out-of-memory back-off;
+            ``None`` while automatic).
     """
 
     scored: dict[tuple[str, str], int] = field(default_factory=dict)
     already: dict[tuple[str, str], int] = field(default_factory=dict)
-    batch_size: int = 0
+    batch_size: int | None = None
 
 
 class LoadedScorers:
@@ -205,17 +211,19 @@ def run_scoring(
     return summary
 
 
-def _scorer(job: ScoringJob, revision, batch_size: int, reporter, scorers):
+def _scorer(job: ScoringJob, revision, batch_size: int | None, reporter, scorers):
     def load():
+        # Without a batch size, each backend's own default (hf: from free memory).
+        sizing = {} if batch_size is None else {"batch_size": batch_size}
         return load_scorer(
             job.model_id,
             backend=job.backend,
             revision=revision,
             dtype=job.dtype,
             device=job.device,
-            batch_size=batch_size,
             bos=job.bos,
             notify=reporter.notice,
+            **sizing,
             **job.backend_options,
         )
 
@@ -228,7 +236,7 @@ def _scorer(job: ScoringJob, revision, batch_size: int, reporter, scorers):
 
 def _score_plan(job, sha256, scorer, plan: RevisionPlan, reporter: Reporter) -> dict[str, int]:
     writer = store.ShardWriter(job.out)
-    chunk_size = job.chunk_size or max(8, 8 * job.batch_size)
+    chunk_size = job.chunk_size or max(8, 8 * (job.batch_size or CHUNK_BATCHES))
     done = dict.fromkeys(plan.todo, 0)
     for task, items in plan.todo.items():
         reporter.describe(f"{_where(job.model_id, plan.revision)} {task}")
@@ -256,7 +264,7 @@ def _check_job(job: ScoringJob) -> None:
         raise TracktaleError(f"--roles: {bad_roles[0]!r} is not one of {', '.join(ROLES)}")
     if job.limit is not None and job.limit < 1:
         raise TracktaleError(f"--limit must be at least 1, got {job.limit}")
-    if job.batch_size < 1:
+    if job.batch_size is not None and job.batch_size < 1:
         raise TracktaleError(f"--batch-size must be at least 1, got {job.batch_size}")
     check_backend(job.backend, job.tasks, dict(job.backend_options))
     out = Path(job.out)
@@ -291,17 +299,19 @@ def plan_job(job: ScoringJob, stimulus_set: StimulusSet, stored=None) -> list[Re
             plan.already[task] = len(done)
             todo = [item for item in candidates if item.item_id not in done]
             if todo:
-                plan.todo[task] = sorted(todo, key=_length_key(task), reverse=True)
+                # In text order, items that open alike fall into the same chunk, where the
+                # scorer computes their shared beginning once.
+                plan.todo[task] = sorted(todo, key=_text_key(task))
         plans.append(plan)
     return plans
 
 
-def _length_key(task: str) -> Callable[[Item], int]:
+def _text_key(task: str) -> Callable[[Item], str]:
     if task == "implicit":
-        return lambda item: len(item.choice.prefix)
+        return lambda item: item.choice.prefix
     if task == "explicit":
-        return lambda item: len(item.prompt or "")
-    return lambda item: len(item.context)
+        return lambda item: item.prompt or "".join(m["content"] for m in item.messages or ())
+    return lambda item: item.context
 
 
 SETTINGS_COLUMNS = (

@@ -129,13 +129,21 @@ def make_model(architecture: str, tokenizer: Any, shape: str = "tiny", seed: int
     """A random-init causal LM of a real architecture, sized for ``tokenizer``.
 
     Args:
-        architecture: ``gpt_neox`` (Pythia) or ``olmo2`` (OLMo 2).
+        architecture: ``gpt_neox`` (Pythia), ``olmo2`` (OLMo 2) or ``llama`` (Llama, as the
+            default model SmolLM2: grouped-query attention, tied input and output embeddings).
         tokenizer: Its tokenizer (the vocabulary is padded up to a multiple of 64, as Pythia's).
         shape: A name from :data:`SHAPES`.
         seed: Seed of the random weights.
     """
     import torch
-    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, Olmo2Config, Olmo2ForCausalLM
+    from transformers import (
+        GPTNeoXConfig,
+        GPTNeoXForCausalLM,
+        LlamaConfig,
+        LlamaForCausalLM,
+        Olmo2Config,
+        Olmo2ForCausalLM,
+    )
 
     dims = dict(SHAPES[shape])
     vocab_size = dims.pop("vocab_size", None) or -(-len(tokenizer) // 64) * 64
@@ -153,6 +161,12 @@ def make_model(architecture: str, tokenizer: Any, shape: str = "tiny", seed: int
     if architecture == "olmo2":
         config = Olmo2Config(**dims, **special, num_key_value_heads=dims["num_attention_heads"])
         return Olmo2ForCausalLM(config).eval()
+    if architecture == "llama":
+        heads = dims["num_attention_heads"]
+        config = LlamaConfig(
+            **dims, **special, num_key_value_heads=max(1, heads // 2), tie_word_embeddings=True
+        )
+        return LlamaForCausalLM(config).eval()
     raise ValueError(f"unknown architecture {architecture!r}")
 
 

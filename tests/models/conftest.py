@@ -47,6 +47,8 @@ MODELS = {
     "olmo2-instruct": ("olmo2", "olmo2-instruct", False, False),
     "bos": ("gpt_neox", "generic", True, False),
     "merging": ("gpt_neox", "generic", False, True),
+    # The default model's architecture (SmolLM2): grouped-query attention, tied embeddings.
+    "llama": ("llama", "olmo2-instruct", False, False),
 }
 
 

@@ -20,6 +20,19 @@ def naive_logprobs(model, context: list[int], target: list[int]) -> list[float]:
     return [logprobs[len(context) - 1 + t, token].item() for t, token in enumerate(target)]
 
 
+def unbatched_generate(scorer, ids: list[int], budget: int) -> str:
+    """The text ``model.generate()`` gives one prompt alone, greedily (the reference)."""
+    prompt = torch.tensor([ids])
+    generated = scorer.model.generate(
+        prompt,
+        attention_mask=torch.ones_like(prompt),
+        max_new_tokens=budget,
+        do_sample=False,
+        pad_token_id=scorer.forward.pad_id,
+    )[0, len(ids) :]
+    return scorer.tokenizer.decode(generated, skip_special_tokens=True)
+
+
 def choice_requests(items, with_neutral=True):
     requests = [ChoiceRequest(i.choice.prefix, (i.choice.good, i.choice.bad)) for i in items]
     if with_neutral:
@@ -125,14 +138,7 @@ def test_batched_greedy_decoding_equals_unbatched_generate(name, chat, model_dir
     outputs = scorer.generate(requests)
     for request, output in zip(requests, outputs, strict=True):
         ids = scorer.encoder.prompt(request.prompt, request.messages, chat)
-        generated = scorer.model.generate(
-            torch.tensor([ids]),
-            attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-            max_new_tokens=6,
-            do_sample=False,
-            pad_token_id=scorer.forward.pad_id,
-        )[0, len(ids) :]
-        assert output == scorer.tokenizer.decode(generated, skip_special_tokens=True)
+        assert output == unbatched_generate(scorer, ids, 6)
 
 
 @pytest.mark.parametrize(
@@ -143,15 +149,7 @@ def test_greedy_decoding_with_and_without_a_shared_start(prompts, model_dirs):
     scorer = HFScorer(str(model_dirs["pythia"]), device="cpu")
     outputs = scorer.generate([GenerationRequest(p, max_new_tokens=5) for p in prompts])
     for prompt, output in zip(prompts, outputs, strict=True):
-        ids = torch.tensor([scorer.encoder.prompt(prompt, None, False)])
-        generated = scorer.model.generate(
-            ids,
-            attention_mask=torch.ones_like(ids),
-            max_new_tokens=5,
-            do_sample=False,
-            pad_token_id=scorer.forward.pad_id,
-        )[0, ids.shape[1] :]
-        assert output == scorer.tokenizer.decode(generated, skip_special_tokens=True)
+        assert output == unbatched_generate(scorer, scorer.encoder.prompt(prompt, None, False), 5)
 
 
 def test_generation_stops_at_a_stop_string(model_dirs, stimulus_set):

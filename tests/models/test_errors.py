@@ -117,21 +117,22 @@ def test_the_hub_says_unknown_model_or_revision(fake_hub):
 
 
 def test_out_of_memory_backs_off_the_batch_size_and_says_so(model_dirs, stimulus_set, monkeypatch):
-    original = hf_forward.score_continuations
+    original = hf_forward.score_rows
 
-    def small_memory(forward, prefixes, continuations):
-        if len(prefixes) > 2:
+    def small_memory(forward, rows, paths):
+        if len(rows) > 2:
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
-        return original(forward, prefixes, continuations)
+        return original(forward, rows, paths)
 
     notices = []
     scorer = HFScorer(str(model_dirs["pythia"]), batch_size=8, device="cpu", notify=notices.append)
+    scorer.row_tokens = 1  # a row per item: nine rows
     requests = [
         ChoiceRequest(i.choice.prefix, (i.choice.good, i.choice.bad))
         for i in stimulus_set.items[:9]
     ]
     expected = scorer.conditional_score(requests)
-    monkeypatch.setattr(hf_forward, "score_continuations", small_memory)
+    monkeypatch.setattr(hf_forward, "score_rows", small_memory)
     backed_off = scorer.conditional_score(requests)
     for got, want in zip(backed_off, expected, strict=True):
         for a, b in zip(got, want, strict=True):
@@ -151,7 +152,7 @@ def test_out_of_memory_at_batch_size_one_is_one_line(
             "[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory"
         )
 
-    monkeypatch.setattr(hf_forward, "score_continuations", no_memory)
+    monkeypatch.setattr(hf_forward, "score_rows", no_memory)
     err = one_line(
         score_argv(stimulus_dir, tmp_path, str(model_dirs["pythia"]), "--batch-size", "1"), capsys
     )
@@ -164,7 +165,7 @@ def test_other_runtime_errors_are_not_taken_for_out_of_memory(
     def broken(*args, **kwargs):
         raise RuntimeError("shape mismatch")
 
-    monkeypatch.setattr(hf_forward, "score_continuations", broken)
+    monkeypatch.setattr(hf_forward, "score_rows", broken)
     scorer = HFScorer(str(model_dirs["pythia"]), batch_size=4, device="cpu")
     with pytest.raises(RuntimeError, match="shape mismatch"):
         scorer.conditional_score([ChoiceRequest("A.", (" B",))])

