@@ -42,14 +42,24 @@ install_default_model() {
 # install_completions_engine DIR: llama-cpp-python's OpenAI-compatible server, the real engine
 # the completions backend is tested against (tests/models/test_completions_engine.py). PyPI has
 # no CPU wheel of it, so pip compiles llama.cpp once per machine (the wheel stays in pip's
-# cache): about 25 minutes on 2 busy cores, so only what the server needs is built (no
-# multimodal library, tests, examples, tools or llama.cpp's own server).
+# cache), building only what the server needs (no multimodal library, tests, examples, tools or
+# llama.cpp's own server). The compile took 25-66 minutes on 2 cores shared with other jobs, so
+# it gets at most TRACKTALE_ENGINE_BUILD_LIMIT seconds (default 1500) to keep the test script
+# inside CI's budget: past that, or when the build fails, the engine tests are skipped with a
+# warning here and in pytest's summary (TRACKTALE_ENGINE_UNAVAILABLE), not failed.
 install_completions_engine() {
-  local venv=$1
-  echo "==> installing llama-cpp-python[server] (compiles llama.cpp: minutes)"
-  CMAKE_ARGS="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+  local venv=$1 limit=${TRACKTALE_ENGINE_BUILD_LIMIT:-1500}
+  if "$venv/bin/python" -c "import llama_cpp.server" 2>/dev/null; then
+    return
+  fi
+  echo "==> installing llama-cpp-python[server] (compiles llama.cpp: at most ${limit} s)"
+  if ! CMAKE_ARGS="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
 -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" \
-    "$venv/bin/python" -m pip install --quiet "llama-cpp-python[server]==0.3.36"
+    timeout "$limit" "$venv/bin/python" -m pip install --quiet "llama-cpp-python[server]==0.3.36"; then
+    echo "WARNING: llama-cpp-python was not built within ${limit} s (or failed):" \
+      "the real-engine tests of the completions backend will be skipped" >&2
+    export TRACKTALE_ENGINE_UNAVAILABLE="llama-cpp-python was not built within ${limit} s"
+  fi
 }
 
 # System packages listed in scripts/system-packages.txt, installed with apt when missing.
