@@ -43,7 +43,7 @@ install_default_model() {
 # the completions backend is tested against (tests/models/test_completions_engine.py). PyPI has
 # no CPU wheel of it, so pip compiles llama.cpp once per machine (the wheel stays in pip's
 # cache), building only what the server needs (no multimodal library, tests, examples, tools or
-# llama.cpp's own server). The compile took 25-66 minutes on 2 cores shared with other jobs, so
+# llama.cpp's own server). It took 7.9 minutes on 2 idle cores, 25-66 with other jobs, so
 # it gets at most TRACKTALE_ENGINE_BUILD_LIMIT seconds (default 1500) to keep the test script
 # inside CI's budget: past that, or when the build fails, the engine tests are skipped with a
 # warning here and in pytest's summary (TRACKTALE_ENGINE_UNAVAILABLE), not failed.

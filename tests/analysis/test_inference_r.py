@@ -117,13 +117,14 @@ def test_marginal_probabilities_and_task_contrasts_equal_emmeans(trials, tmp_pat
                    control = glmerControl(optimizer = "bobyqa", optCtrl = list(maxfun = 2e5)))
         mean <- {mixed.scaling["complexity_mean"]!r}; sd <- {mixed.scaling["complexity_sd"]!r}
         z <- (1:4 - mean) / sd
-        e <- emmeans(m, ~ task_s | complexity_z, at = list(task_s = c(-0.5, 0.5),
+        # Explicit (+0.5) first, so that "revpairwise" is implicit - explicit as ours.
+        e <- emmeans(m, ~ task_s | complexity_z, at = list(task_s = c(0.5, -0.5),
                      complexity_z = z), type = "response")
         p <- as.data.frame(summary(e))
         k <- as.data.frame(summary(contrast(e, "revpairwise"), infer = TRUE))
         r <- as.data.frame(summary(contrast(regrid(e), "revpairwise"), infer = TRUE))
         g <- glm(correct ~ complexity_c * task_s, data = d, family = binomial)
-        eg <- emmeans(g, ~ task_s | complexity_c, at = list(task_s = c(-0.5, 0.5),
+        eg <- emmeans(g, ~ task_s | complexity_c, at = list(task_s = c(0.5, -0.5),
                       complexity_c = 1:4 - mean(d$complexity)),
                       vcov. = vcovCL(g, cluster = ~ agent + item_id, type = "HC1"),
                       type = "response")
