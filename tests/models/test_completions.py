@@ -95,7 +95,7 @@ def test_the_result_columns_are_those_of_the_hf_backend(model_dirs, stimulus_dir
     assert set(hf.columns) - set(api.columns) <= {
         "n_parameters", "model_class", "attn_implementation", "lm_head_shortcut", "device_map",
         "max_memory", "torch_version", "transformers_version", "tokenizers_version",
-        "max_context",
+        "max_context", "tree_attention",
     }  # fmt: skip
 
 
