@@ -244,46 +244,6 @@ def _perfect_and_garbage_results(stimulus_set):
     return pd.DataFrame(rows)
 
 
-def test_the_boxes_and_arithmetic_analyses_plug_into_the_report(tmp_path, capsys):
-    import pandas as pd
-
-    from tracktale.cli import main
-    from tracktale.stimuli.registry import get_paradigm
-    from tracktale.stimulus_set import write_stimulus_set
-
-    boxes = get_paradigm("boxes").generate_set("smoke", 1)
-    arithmetic = get_paradigm("arithmetic").generate_set(
-        "pilot", 1, {"datasets": ["int_1-10_add_lb1"], "horizons": [5, 95], "per_horizon": 3}
-    )
-    results = pd.concat([_perfect_and_garbage_results(s) for s in (boxes, arithmetic)])
-    results.to_parquet(tmp_path / "results.parquet")
-    for name, stimulus_set in (("boxes", boxes), ("arithmetic", arithmetic)):
-        write_stimulus_set(stimulus_set, tmp_path / name)
-    with pytest.raises(SystemExit) as exit_info:
-        main(
-            [
-                "analysis",
-                "report",
-                "--stimuli",
-                str(tmp_path / "boxes"),
-                "--stimuli",
-                str(tmp_path / "arithmetic"),
-                "--models",
-                str(tmp_path / "results.parquet"),
-                "--out",
-                str(tmp_path / "report"),
-            ]
-        )
-    assert exit_info.value.code == 0, capsys.readouterr().err
-    report = tmp_path / "report"
-    assert (report / "boxes" / "boxes_table1.csv").stat().st_size > 0
-    assert (report / "arithmetic" / "arithmetic_accuracy.csv").stat().st_size > 0
-    page = (report / "report.html").read_text()
-    assert "boxes: models" in page and "arithmetic: models" in page
-    table1 = pd.read_csv(report / "boxes" / "boxes_table1.csv")
-    assert not table1.empty
-
-
 def _human_argv(inputs, human, out, *extra):
     return ["analysis", "report", "--stimuli", str(inputs / "human-set"), "--human", str(human),
             "--out", str(out), *extra]  # fmt: skip
