@@ -115,7 +115,18 @@ def glm_pvalues(analysed: pd.DataFrame) -> list[dict[str, Any]]:
             for test in tests:
                 p = float(pvalues[GLM_TERMS[test]])
                 rows.append({"method": method, "reference": reference, "test": test, "p": p})
-    return rows
+    return rows + [permutation_pvalue(analysed)]
+
+
+def permutation_pvalue(analysed: pd.DataFrame) -> dict[str, Any]:
+    """The report's recency test: items' focus permuted within complexity levels."""
+    from tracktale.analysis.permutation import recency_test_of_trials
+
+    try:
+        p = recency_test_of_trials(analysed).p
+    except TracktaleError:
+        p = float("nan")
+    return {"method": "permutation", "reference": "permutation", "test": "recency", "p": p}
 
 
 def _glm_worker(arguments: tuple[Any, NullScenario, range]) -> list[dict[str, Any]]:

@@ -109,6 +109,16 @@ def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
     "terms for complexity and recency), or lme4's normal reference.",
 )
 @click.option(
+    "--recency-permutations",
+    type=click.IntRange(min=0),
+    default=9999,
+    show_default=True,
+    metavar="B",
+    help="Relabellings of the recency test by item permutation within complexity levels (the "
+    "report's recency test; it holds its rate where the models' recency p-values do not); "
+    "0 leaves it out.",
+)
+@click.option(
     "--two-way-se",
     type=click.Choice(["max", "cgm"]),
     default="max",
@@ -218,6 +228,7 @@ def report(
     figure_template: str,
     inference: str,
     glmer_test: str,
+    recency_permutations: int,
     two_way_se: str,
     accuracy_interval: str,
     arithmetic_interval: str,
@@ -262,6 +273,7 @@ def report(
         accuracy_interval=accuracy_interval,
         glmer_test=glmer_test,
         two_way_floor=two_way_se == "max",
+        recency_permutations=recency_permutations,
         value="correct_calibrated" if calibrated else "correct",
         models=model_ids or None,
         templates=templates or None,
@@ -388,6 +400,16 @@ def _params(values: dict[str, Any]) -> Any:
     show_default=True,
     help="glmer's p-values, as in the report (t with between-within df, or lme4's z).",
 )
+@click.option(
+    "--recency-permutations",
+    type=click.IntRange(min=0),
+    default=999,
+    show_default=True,
+    metavar="B",
+    help="With --term recency_c and the report's methods (glm-2way, glmer): count the p of the "
+    "report's recency test, items permuted within complexity levels, with B relabellings; "
+    "0 counts the model's own p.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulations.")
 @click.option(
     "--out", type=click.Path(path_type=Path), help="Write power.csv/.tex and the power curve here."
@@ -404,6 +426,7 @@ def power(
     method: str,
     workers: int,
     glmer_test: str,
+    recency_permutations: int,
     seed: int,
     out: Path | None,
     **effects: float,
@@ -429,6 +452,7 @@ def power(
         method=resolve_method(method),
         workers=workers,
         glmer_test=glmer_test,
+        recency_permutations=recency_permutations,
     )
     params = _params(dict(effects))
     stimulus_set = _stimulus_sets(stimuli_dirs)[0]

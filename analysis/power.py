@@ -51,6 +51,9 @@ class PowerSettings:
         method: ``glm``, ``glm-2way``, ``glmer`` or ``auto`` (the report's default).
         workers: R processes at once for ``glmer``.
         glmer_test: ``t-bw`` or ``z``, as the report's ``--glmer-test``.
+        recency_permutations: For ``recency_c`` under the report's methods (``glm-2way``,
+            ``glmer``): relabellings of the item-permutation test, the report's recency test,
+            whose p then counts; 0 counts the model's own p. The paper's GLM keeps its z test.
     """
 
     sizes: Sequence[int] = (10, 20, 30, 40, 50)
@@ -63,6 +66,7 @@ class PowerSettings:
     method: str = "auto"
     workers: int = 2
     glmer_test: str = "t-bw"
+    recency_permutations: int = 999
 
 
 def simulate_power(
@@ -163,11 +167,24 @@ def _one_study(
             reference="normal" if method == "glm" else TWO_WAY_REFERENCE,
         )
         row = fit.coefficient(settings.term)
+        p = _permutation_p(trials, settings, method, float(row["p"]))
     except (TracktaleError, ValueError, ArithmeticError):
         # A degenerate sample (everyone excluded, perfect separation) is counted as a failure,
         # which is also not a significant result: power is not inflated by dropping it.
         return None
-    return float(row["b"]), float(row["p"]), analysed
+    return float(row["b"]), p, analysed
+
+
+def _permutation_p(trials: pd.DataFrame, settings: PowerSettings, method: str, p: float) -> float:
+    """The p that counts: the recency permutation test's where the report uses it, else ``p``."""
+    from tracktale.analysis.permutation import recency_test_of_trials
+
+    if settings.term != "recency_c" or method == "glm" or not settings.recency_permutations:
+        return p
+    test = recency_test_of_trials(
+        trials, settings.recency or "focus", permutations=settings.recency_permutations
+    )
+    return test.p
 
 
 def _glmer_outcomes(
@@ -189,7 +206,7 @@ def _glmer_outcomes(
     model = "model 2" if settings.recency else "model 1"
     formula = {"model": glmer_formulas()[model]}
     term = GLMER_TERMS[test_of_term(settings.term)]
-    frames, meta = [], {}
+    frames, meta, permuted = [], {}, {}
     for size in settings.sizes:
         for _ in range(settings.simulations):
             trials, analysed = _simulate_and_exclude(design, size, params, settings, rng)
@@ -197,6 +214,7 @@ def _glmer_outcomes(
             meta[sim] = (size, analysed, math.nan, math.inf)
             try:
                 frame = mixed_frame(trials, settings.recency)
+                permuted[sim] = _permutation_p(trials, settings, "glmer", math.nan)
             except TracktaleError:
                 continue
             # Estimates are reported per complexity level (or recency step), as the GLM's.
@@ -233,6 +251,8 @@ def _glmer_outcomes(
         p = float(found.loc[sim, "p"])
         if math.isfinite(df):
             p = float(2 * stats.t.sf(abs(float(found.loc[sim, "z"])), df))
+        if not math.isnan(permuted.get(sim, math.nan)):
+            p = permuted[sim]
         outcomes[size].append((estimate, p, analysed))
     return outcomes
 

@@ -45,6 +45,7 @@ def _print_table(table, scenario: NullScenario) -> None:
             "likelihood ratio": "LRT",
             "t (between-within df)": "t BW",
             "t, floored": "t, SE floor",
+            "permutation": "items",
         }
         method = f"{row.method} ({reference.get(row.reference, 't')})"
         flag = "" if 0.035 <= row.rate <= 0.065 else "  <- outside 5% +- 1.5"

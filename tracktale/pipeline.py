@@ -19,7 +19,7 @@ from tracktale.errors import TracktaleError
 from tracktale.settings import data_dir
 
 SIMULATED_DATABASE = "simulated-study.sqlite"
-MAIN_JOB_ITEMS_PER_CELL = 5
+MAIN_JOB_ITEMS_PER_CELL = 3
 """Items per design cell and template the main job scores by default: the first five of each
 of the model protocol's 33 (cell, template) groups, 165 of its 1,650 items, so the main job
 with the default model stays within a few minutes on two CPU cores."""
@@ -115,7 +115,7 @@ def generate_stimuli(seed: int, say: Callable[[str], None]) -> dict[str, Path]:
 def _simulate_participants(
     options: RunOptions, human_dir: Path, say: Callable[[str], None]
 ) -> tuple[str, int]:
-    from tracktale.experiment.config import load_study
+    from tracktale.experiment.config import EXPORT_SALT_ENV, load_study
     from tracktale.experiment.simulate import simulate_study
 
     database = options.folder / SIMULATED_DATABASE
@@ -123,8 +123,15 @@ def _simulate_participants(
     url = f"sqlite:///{database}"
     config = dataclasses.replace(load_study(None), database=url, stimuli=str(human_dir))
     say(f"study: {options.participants} simulated participants through the study server")
-    with _without_environment("DATABASE_URL"):
-        report = simulate_study(config, n=options.participants, seed=options.seed)
+    # The same seed must give the same people, trials and report: one participant at a time
+    # (with several at once, which list each gets depends on who arrives first) and a salt
+    # fixed by the seed (a fresh one per database would reshuffle every session). Simulated
+    # people have no Prolific ids for a salt to protect.
+    with (
+        _without_environment("DATABASE_URL"),
+        _with_environment(EXPORT_SALT_ENV, f"tracktale-run-simulated-s{options.seed}"),
+    ):
+        report = simulate_study(config, n=options.participants, seed=options.seed, concurrency=1)
     if report.errors:
         raise TracktaleError(f"simulated participants failed: {report.errors[0]}")
     say(
@@ -167,6 +174,19 @@ def _without_environment(name: str) -> Iterator[None]:
         yield
     finally:
         if saved is not None:
+            os.environ[name] = saved
+
+
+@contextlib.contextmanager
+def _with_environment(name: str, value: str) -> Iterator[None]:
+    saved = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
             os.environ[name] = saved
 
 
@@ -282,6 +302,12 @@ def print_summary(summary: RunSummary) -> None:
                 f"{number['odds_ratio']:.2f} [{number['or_low']:.2f}, {number['or_high']:.2f}]",
             )
         console.print(table)
+        permuted = [r for r in rows if r.get("p_permutation")]
+        if name == "inference_model2" and permuted:
+            console.print(
+                f"recency by item permutation within complexity levels (the report's recency "
+                f"test): p = {float(permuted[0]['p_permutation']):.3g}"
+            )
     if summary.report_tables:
         _print_side_by_side(console, summary.report_tables / "humans_and_models.csv")
     console.print(

@@ -103,3 +103,32 @@ def test_simulate_command_writes_a_study_export(tmp_path, capsys):
     assert status == 0
     loaded = load_human_trials(tmp_path)
     assert loaded.trials["participant_id"].nunique() == 4
+
+
+def test_recency_power_counts_the_permutation_test_under_the_reports_methods(
+    human_set, monkeypatch
+):
+    """The report tests recency by item permutation, so its power is that test's power."""
+    from tracktale.analysis import power
+
+    seen = []
+    original = power._permutation_p
+
+    def spy(trials, settings, method, p):
+        seen.append((method, p, original(trials, settings, method, p)))
+        return seen[-1][2]
+
+    monkeypatch.setattr(power, "_permutation_p", spy)
+    params = SimulationParams(recency=-0.6, item_sd=0.5, guessers=0.0)
+    counted = {}
+    for method in ("glm-2way", "glm"):
+        settings = PowerSettings(
+            sizes=[48], simulations=4, term="recency_c", recency="focus", seed=5,
+            method=method, recency_permutations=199,
+        )  # fmt: skip
+        counted[method] = simulate_power(human_set, params, settings)["significant"].iloc[0]
+    two_way, paper = seen[:4], seen[4:]
+    assert all(m == "glm-2way" and wald != p and 1 / 200 <= p <= 1 for m, wald, p in two_way)
+    assert counted["glm-2way"] == sum(p < 0.05 for _, _, p in two_way)
+    # The paper's GLM keeps its own (participant-clustered z) p.
+    assert all(m == "glm" and wald == p for m, wald, p in paper)

@@ -6,7 +6,7 @@ import functools
 
 import pytest
 
-from tests.conftest import _generated
+from tests.conftest import _generated, require
 from tracktale.stimulus_set import write_stimulus_set
 
 REVISION_SEEDS = {"main": 0, "step0": 1, "step1000": 2}
@@ -114,3 +114,23 @@ def score_argv(stimuli, model, out, *extra):
     """``tracktale models score`` arguments, on the CPU (later options override earlier ones)."""
     command = ["models", "score", "--stimuli", str(stimuli), "--model", str(model)]
     return [*command, "--out", str(out), "--device", "cpu", *extra]
+
+
+@pytest.fixture(scope="session")
+def converted_default_model(tmp_path_factory):
+    """The default model's GGUF dequantized once per session by its own loader.
+
+    Returns the data folder (its ``models/`` is the conversion cache, as under
+    ``$TRACKTALE_DATA``) and the converted float32 safetensors folder. Three test modules use
+    the real model; one conversion for all of them saves CI minutes.
+    """
+    from tracktale.errors import TracktaleError
+    from tracktale.models import gguf
+
+    try:
+        path = gguf.default_gguf_path()
+    except TracktaleError as error:
+        require(False, str(error))
+    data = tmp_path_factory.mktemp("real-model-data")
+    source = gguf.GGUFSource(path, f"{gguf.DEFAULT_PACKAGE}=={gguf.DEFAULT_VERSION}")
+    return data, gguf.converted_folder(source, root=data / "models").folder

