@@ -27,7 +27,6 @@ import dataclasses
 import io
 import os
 import re
-import typing
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +37,7 @@ from tracktale.errors import TracktaleError
 from tracktale.experiment.pseudonyms import SALT_KEY, pid_hash, study_salt
 from tracktale.experiment.storage import Storage
 from tracktale.experiment.summary import task_accuracy
+from tracktale.schema import columns
 from tracktale.trial import ParticipantRecord, TrialRecord
 
 __all__ = ["FORMATS", "SALT_KEY", "TABLES", "Table", "export_salt", "export_study", "pid_hash"]
@@ -84,13 +84,8 @@ def _escape(char: str) -> str:
 
 
 def _field_types(cls: type) -> tuple[tuple[str, ...], tuple[type, ...]]:
-    hints = typing.get_type_hints(cls)
-    names, kinds = [], []
-    for field in dataclasses.fields(cls):
-        options = [kind for kind in typing.get_args(hints[field.name]) if kind is not type(None)]
-        names.append(field.name)
-        kinds.append(options[0] if options else hints[field.name])
-    return tuple(names), tuple(kinds)
+    declared = columns(cls)  # from the record's declaration (tracktale.schema)
+    return tuple(c.name for c in declared), tuple(c.kind for c in declared)
 
 
 def trials_table(storage: Storage, study_id: str | None = None) -> Table:

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracktale.schema import GENDERS
+
+__all__ = ["CHOICE_KEYS", "CONTINUE_KEY", "GENDERS", "instructions"]
+
 CHOICE_KEYS = ("f", "j")
 """Keys for the left and right option of a two-alternative trial."""
 CONTINUE_KEY = " "
 """Key that ends the reading screen early."""
-GENDERS = ("female", "male", "non-binary", "other", "prefer not to say")
-"""Answer options of the gender question."""
 
 
 def instructions(reading_ms: int, response_ms: int, *, source: str = "online") -> dict[str, Any]:

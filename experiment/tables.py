@@ -1,23 +1,23 @@
 """The study database's tables (SQLAlchemy Core) and the upgrade of older databases.
 
-``participants``, ``trials`` (exactly the :class:`~tracktale.trial.TrialRecord` fields, plus
-``received_at``), ``survey_answers`` and ``meta`` hold the data; ``trial_serves`` (one row per
-time a trial's content was served), ``browsers`` (every session token issued, and when another
-browser took over), ``events`` (takeovers, status changes, reopenings) and ``admin_sessions``
-are the server's own record of what happened. Columns added since a database was created are
-added to it when it is opened (all of them nullable), so an older study database keeps working.
+``participants``, ``trials`` (exactly the :class:`~tracktale.trial.TrialRecord` fields,
+derived from its declaration, plus ``received_at``), ``survey_answers`` and ``meta`` hold the
+data; ``trial_serves`` (one row per time a trial's content was served), ``browsers`` (every
+session token issued, and when another browser took over), ``events`` (takeovers, status
+changes, reopenings) and ``admin_sessions`` are the server's own record of what happened.
+Columns added since a database was created are added to it when it is opened (all of them
+nullable), so an older study database keeps working.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.types import TypeDecorator
 
-from tracktale.trial import TrialRecord
+from tracktale.schema import TrialRecord, columns
 
 metadata = sa.MetaData()
 
@@ -83,41 +83,43 @@ participants = sa.Table(
 )
 
 
-def _trial_columns() -> list[sa.Column]:
-    columns = []
-    hints = {
-        "response": FreeText,
-        "reading_time_ms": sa.Float,
-        "response_time_ms": sa.Float,
-        "server_elapsed_ms": sa.Float,
-        "client_trial_id": sa.String(64),
-        "flags": sa.String(256),
-    }
-    for field in dataclasses.fields(TrialRecord):
-        kind = hints.get(field.name)
-        if kind is None:
-            base = str(field.type).split("|")[0].strip()
-            kind = {"bool": sa.Boolean, "int": sa.Integer, "float": sa.Float}.get(
-                base, sa.String(128)
-            )
-        # Fields with a default came after the first release: nullable, so that they can be
-        # added to an existing database.
-        has_default = field.default is not dataclasses.MISSING
-        nullable = "None" in str(field.type) or has_default
-        columns.append(sa.Column(field.name, kind, nullable=nullable))
-    return columns
+_SQL_TYPES = {bool: sa.Boolean, int: sa.Integer, float: sa.Float}
 
 
-trials = sa.Table(
-    "trials",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    *_trial_columns(),
-    sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
-    sa.UniqueConstraint("client_trial_id", name="uq_trial_client_id"),
-    sa.UniqueConstraint("participant_id", "trial_index", name="uq_trial_position"),
-    sa.ForeignKeyConstraint(["participant_id"], ["participants.participant_id"]),
-)
+def record_columns(record: type) -> list[sa.Column]:
+    """The columns of a record declared in :mod:`tracktale.schema`, derived from its fields.
+
+    Text is ``String`` of the declared length (128 by default) or :class:`FreeText`; fields
+    with a default came after the first release and are nullable, so that
+    :func:`add_missing_columns` can add them to an existing database.
+    """
+    result = []
+    for column in columns(record):
+        if column.free_text:
+            kind: Any = FreeText
+        elif column.kind is str:
+            kind = sa.String(column.length or 128)
+        else:
+            kind = _SQL_TYPES[column.kind]
+        result.append(sa.Column(column.name, kind, nullable=column.nullable))
+    return result
+
+
+def trials_table(target: sa.MetaData, record: type = TrialRecord) -> sa.Table:
+    """The ``trials`` table: the record's columns, plus an id and when the trial arrived."""
+    return sa.Table(
+        "trials",
+        target,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        *record_columns(record),
+        sa.Column("received_at", sa.DateTime(timezone=True), nullable=False),
+        sa.UniqueConstraint("client_trial_id", name="uq_trial_client_id"),
+        sa.UniqueConstraint("participant_id", "trial_index", name="uq_trial_position"),
+        sa.ForeignKeyConstraint(["participant_id"], ["participants.participant_id"]),
+    )
+
+
+trials = trials_table(metadata)
 
 survey_answers = sa.Table(
     "survey_answers",
@@ -181,8 +183,12 @@ admin_sessions = sa.Table(
 )
 
 
-def add_missing_columns(engine: Engine) -> list[str]:
+def add_missing_columns(engine: Engine, tables: sa.MetaData = metadata) -> list[str]:
     """Add columns a database created by an older version lacks (all nullable).
+
+    Args:
+        engine: The database.
+        tables: The tables as this version declares them.
 
     Returns:
         ``table.column`` for every column added.
@@ -190,7 +196,7 @@ def add_missing_columns(engine: Engine) -> list[str]:
     inspector = sa.inspect(engine)
     existing_tables = set(inspector.get_table_names())
     added = []
-    for table in metadata.sorted_tables:
+    for table in tables.sorted_tables:
         if table.name not in existing_tables:
             continue
         present = {column["name"] for column in inspector.get_columns(table.name)}

@@ -1,10 +1,11 @@
 r"""Validation of request bodies, in one place: JSON, types, sizes, allowed values, text.
 
 Every API endpoint (and the lab mode, which writes through the same rules) declares its body
-as one of the schemas below, a mapping of :class:`Field`, and calls :func:`validate` on what
-:func:`parse_json` decoded; anything else is refused with :class:`ApiError` (HTTP 4xx and a
-one-line message naming the field). A typed schema layer can replace this module as a whole:
-nothing else in the study checks a body's shape.
+as one of the schemas below and calls :func:`validate` on what :func:`parse_json` decoded;
+anything else is refused with :class:`ApiError` (HTTP 4xx and a one-line message naming the
+field). The trial and survey bodies are derived from the records in :mod:`tracktale.schema`
+(the fields marked ``Sent``, with their limits); the session, consent and serve bodies are
+declared here the same way. Nothing else in the study checks a body's shape.
 
 Text rules, for every string of every body: it must be valid Unicode (a lone surrogate such
 as ``"\udfff"`` cannot be stored or exported: 422), and a field that holds an answer may not
@@ -15,13 +16,30 @@ stored as given; exports make them safe (:mod:`.export`).
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from tracktale.experiment.instructions import GENDERS
-from tracktale.trial import TRIAL_TASKS
+import pydantic
+
+from tracktale.schema import SurveyAnswers, TrialRecord, first_problem, request_model
+from tracktale.schema.derive import Problem, base_type, choices, hints, unknown_fields
+from tracktale.schema.fields import IDENTIFIER, MAX_MS, Sent, number, text
+
+__all__ = [
+    "CONSENT_FIELDS",
+    "IDENTIFIER",
+    "MAX_MS",
+    "SERVE_FIELDS",
+    "SESSION_FIELDS",
+    "SURVEY_FIELDS",
+    "TRIAL_FIELDS",
+    "ApiError",
+    "Body",
+    "is_valid_unicode",
+    "parse_json",
+    "validate",
+]
 
 
 class ApiError(Exception):
@@ -34,70 +52,52 @@ class ApiError(Exception):
         self.extra = extra
 
 
+class Body(Mapping[str, Any]):
+    """A request body's schema: the fields of a record the browser sends, by name."""
+
+    def __init__(self, record: type) -> None:
+        self.record = record
+        self.model = request_model(record)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.model.model_fields[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.model.model_fields)
+
+    def __len__(self) -> int:
+        return len(self.model.model_fields)
+
+
 @dataclass(frozen=True)
-class Field:
-    """One field of a request body.
+class SessionRequest:
+    """``POST /api/session``: who is starting (or resuming) a session."""
 
-    Attributes:
-        kind: ``str``, ``int``, ``float`` (accepts integers too) or ``bool``.
-        required: The field must be present.
-        nullable: ``null`` is allowed.
-        max_length: Longest string allowed.
-        pattern: Regular expression a string must match completely.
-        choices: Allowed values.
-        minimum: Smallest number allowed.
-        maximum: Largest number allowed.
-        blank: A string of only whitespace is allowed.
-    """
-
-    kind: type
-    required: bool = True
-    nullable: bool = False
-    max_length: int | None = None
-    pattern: str | None = None
-    choices: tuple[Any, ...] | None = None
-    minimum: float | None = None
-    maximum: float | None = None
-    blank: bool = True
+    prolific_pid: Annotated[str, Sent(*text(pattern=IDENTIFIER))]
+    study_id: Annotated[str | None, Sent(*text(pattern=IDENTIFIER))] = None
+    session_id: Annotated[str | None, Sent(*text(pattern=IDENTIFIER))] = None
+    source: Annotated[Literal["online", "simulated"], Sent()] = "online"
 
 
-IDENTIFIER = r"[A-Za-z0-9_-]{1,64}"
-"""Prolific ids, client trial ids and similar opaque identifiers."""
-MAX_MS = 3_600_000.0
-"""Longest time a body may report (the server flags times beyond the study's limits)."""
+@dataclass(frozen=True)
+class ConsentRequest:
+    """``POST /api/consent``: the answer to the consent form."""
 
-SESSION_FIELDS = {
-    "prolific_pid": Field(str, pattern=IDENTIFIER),
-    "study_id": Field(str, required=False, nullable=True, pattern=IDENTIFIER),
-    "session_id": Field(str, required=False, nullable=True, pattern=IDENTIFIER),
-    "source": Field(str, required=False, choices=("online", "simulated")),
-}
-CONSENT_FIELDS = {"consent": Field(bool)}
-SERVE_FIELDS = {"trial_index": Field(int, minimum=0, maximum=10_000)}
-TRIAL_FIELDS = {
-    "client_trial_id": Field(str, pattern=r"[A-Za-z0-9_-]{8,64}"),
-    "trial_index": Field(int, minimum=0, maximum=10_000),
-    "item_id": Field(str, pattern=IDENTIFIER),
-    "task": Field(str, choices=TRIAL_TASKS),
-    "response": Field(str, nullable=True, max_length=200, blank=False),
-    "timed_out": Field(bool),
-    "reading_time_ms": Field(float, minimum=0, maximum=MAX_MS),
-    "reading_timed_out": Field(bool),
-    "response_time_ms": Field(float, nullable=True, minimum=0, maximum=MAX_MS),
-    "screen_width": Field(int, minimum=0, maximum=100_000),
-    "screen_height": Field(int, minimum=0, maximum=100_000),
-    "blur_count": Field(int, minimum=0, maximum=100_000),
-    "hidden_count": Field(int, minimum=0, maximum=100_000),
-    # Accepted from pages queued before the server counted restarts itself; ignored.
-    "restarts": Field(int, required=False, minimum=0, maximum=10_000),
-}
-SURVEY_FIELDS = {
-    "age": Field(int, nullable=True, minimum=18, maximum=120),
-    "gender": Field(str, choices=GENDERS),
-    "native_language": Field(str, max_length=64, pattern=r"\S.*", blank=False),
-    "attentive": Field(bool),
-    "no_ai_assistance": Field(bool),
-}
+    consent: Annotated[bool, Sent()]
+
+
+@dataclass(frozen=True)
+class ServeRequest:
+    """``POST /api/serve``: the trial whose content to hand out."""
+
+    trial_index: Annotated[int, Sent(*number(minimum=0, maximum=10_000))]
+
+
+SESSION_FIELDS = Body(SessionRequest)
+CONSENT_FIELDS = Body(ConsentRequest)
+SERVE_FIELDS = Body(ServeRequest)
+TRIAL_FIELDS = Body(TrialRecord)
+SURVEY_FIELDS = Body(SurveyAnswers)
 
 
 def parse_json(raw: bytes) -> Any:
@@ -115,11 +115,12 @@ def parse_json(raw: bytes) -> Any:
         raise ApiError(400, "the body is not valid JSON") from None
 
 
-def validate(body: Any, schema: Mapping[str, Field]) -> dict[str, Any]:
+def validate(body: Any, schema: Body) -> dict[str, Any]:
     """Check a decoded JSON body against a schema.
 
     Returns:
-        The known fields that are present (absent optional fields are left out).
+        The known fields that are present (absent optional fields are left out), in the
+        schema's order; numbers declared ``float`` are floats.
 
     Raises:
         ApiError: 400 naming the first problem (not an object, unknown, missing or invalid);
@@ -127,17 +128,16 @@ def validate(body: Any, schema: Mapping[str, Field]) -> dict[str, Any]:
     """
     if not isinstance(body, dict):
         raise ApiError(400, "the request body must be a JSON object")
-    unknown = sorted(set(body) - set(schema))
+    unknown = unknown_fields(schema.model, body)
     if unknown:
         raise ApiError(400, f"unknown field {_printable(unknown[0])[:40]!r}")
-    checked = {}
-    for name, field in schema.items():
-        if name not in body:
-            if field.required:
-                raise ApiError(400, f"field {name!r} is missing")
-            continue
-        checked[name] = _check(name, body[name], field)
-    return checked
+    try:
+        checked = schema.model.model_validate(body)
+    except pydantic.ValidationError as error:
+        problem = first_problem(error)
+        status, phrase = _describe(schema, problem)
+        raise ApiError(status, f"field {problem.field!r} {phrase}") from None
+    return {name: getattr(checked, name) for name in schema if name in body}
 
 
 def is_valid_unicode(text: str) -> bool:
@@ -153,47 +153,31 @@ def _printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _check(name: str, value: Any, field: Field) -> Any:
-    if value is None:
-        if field.nullable:
-            return None
-        raise ApiError(400, f"field {name!r} must not be null")
-    if not _has_kind(value, field.kind):
-        raise ApiError(400, f"field {name!r} must be {_KIND_NAMES[field.kind]}")
-    if isinstance(value, str):
-        _check_text(name, value, field)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ApiError(400, f"field {name!r} must be a finite number")
-        if field.minimum is not None and value < field.minimum:
-            raise ApiError(400, f"field {name!r} must be at least {field.minimum:g}")
-        if field.maximum is not None and value > field.maximum:
-            raise ApiError(400, f"field {name!r} must be at most {field.maximum:g}")
-    if field.choices is not None and value not in field.choices:
-        allowed = ", ".join(str(choice) for choice in field.choices)
-        raise ApiError(400, f"field {name!r} must be one of: {allowed}")
-    return float(value) if field.kind is float else value
-
-
-def _check_text(name: str, value: str, field: Field) -> None:
-    if not is_valid_unicode(value):
-        raise ApiError(422, f"field {name!r} is not valid Unicode (a lone surrogate)")
-    if field.max_length is not None and len(value) > field.max_length:
-        raise ApiError(400, f"field {name!r} is longer than {field.max_length} characters")
-    if not field.blank and not value.strip():
-        raise ApiError(422, f"field {name!r} is blank")
-    if field.pattern is not None and not re.fullmatch(field.pattern, value):
-        raise ApiError(400, f"field {name!r} has an invalid format")
-
-
 _KIND_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+_UNPROCESSABLE = {"string_unicode": "is not valid Unicode (a lone surrogate)", "blank": "is blank"}
 
 
-def _has_kind(value: Any, kind: type) -> bool:
-    if kind is bool:
-        return isinstance(value, bool)
-    if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if kind is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    return isinstance(value, kind)
+def _describe(schema: Body, problem: Problem) -> tuple[int, str]:
+    """The status and the message's predicate for the first problem of a body."""
+    if problem.kind in _UNPROCESSABLE:
+        return 422, _UNPROCESSABLE[problem.kind]
+    hint = hints(schema.record)[problem.field]
+    kind, context = base_type(hint), problem.context
+    if problem.kind == "missing":
+        return 400, "is missing"
+    if problem.kind == "null":
+        return 400, "must not be null"
+    if problem.kind == "literal_error" and type(problem.value) is kind:
+        allowed = ", ".join(str(choice) for choice in choices(hint) or ())
+        return 400, f"must be one of: {allowed}"
+    if problem.kind.endswith("_type") or problem.kind in ("int_from_float", "literal_error"):
+        return 400, f"must be {_KIND_NAMES.get(kind, 'a string')}"
+    phrases = {
+        "finite_number": "must be a finite number",
+        "greater_than_equal": f"must be at least {context.get('ge', 0):g}",
+        "less_than_equal": f"must be at most {context.get('le', 0):g}",
+        "string_too_long": f"is longer than {context.get('max_length')} characters",
+        "too_long": f"is longer than {context.get('max_length')} characters",
+        "text_format": "has an invalid format",
+    }
+    return 400, phrases.get(problem.kind, "is invalid")

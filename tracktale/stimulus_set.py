@@ -18,10 +18,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from tracktale.errors import TracktaleError
 from tracktale.item import Item, canonical_json, item_from_dict
+from tracktale.schema import fields as rules
+from tracktale.schema.derive import build_record
 
 FORMAT = "tracktale-stimulus-set/1"
 ITEMS_FILE = "items.jsonl"
@@ -51,9 +53,9 @@ class Manifest:
     generator_version: str
     seed: int
     config: Mapping[str, Any]
-    counts: Mapping[str, int]
-    n_items: int
-    items_sha256: str
+    counts: Mapping[str, Annotated[int, *rules.number(minimum=0)]]
+    n_items: Annotated[int, *rules.number(minimum=0)]
+    items_sha256: Annotated[str, *rules.text(pattern="[0-9a-f]{64}")]
     format: str = FORMAT
 
     def to_json(self) -> str:
@@ -269,7 +271,10 @@ def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
         raise TracktaleError(f"{path} does not have the manifest fields {sorted(names)}")
     if data["format"] != FORMAT:
         raise TracktaleError(f"{path} has format {data['format']!r}; this tracktale reads {FORMAT}")
-    return Manifest(**data)
+    try:
+        return build_record(Manifest, data, what="manifest field")
+    except TracktaleError as error:
+        raise TracktaleError(f"{path}: {error}") from None
 
 
 def read_lines(directory: str | os.PathLike[str]) -> tuple[Manifest, list[LineReport], str]:

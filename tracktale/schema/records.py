@@ -1,0 +1,217 @@
+"""The human-study records, declared once: trials, participants and survey answers.
+
+The browser study, lab mode and simulated participants all produce :class:`TrialRecord` rows;
+the analysis reads them joined to the stimulus set on ``item_id``. The record holds what
+happened in the trial; what the item was (complexity, focus, template, ...) stays in the
+stimulus set and is never copied here.
+
+Each field's annotation is its whole declaration (see :mod:`tracktale.schema.fields`): what
+the API accepts from the browser, the SQL column, the export type and the JSON Schema the
+front end is tested against are all derived from it (:mod:`tracktale.schema.derive`). Adding a
+field is one edit here; a field added after the first release takes a default, so that the
+study database can add its column to an existing table (``experiment.tables``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Annotated, Any, Literal
+
+from tracktale.schema.fields import FREE_TEXT, IDENTIFIER, MAX_MS, Sent, Stored, number, text
+
+TRIAL_TASKS = ("explicit", "implicit", "comprehension")
+"""``explicit``: a typed one-word answer; ``implicit``: a choice between two continuations;
+``comprehension``: a filler's question about a story detail."""
+SOURCES = ("online", "lab", "simulated")
+"""Where a session ran: the browser study, the PsychoPy lab mode, or a simulated participant."""
+ROLES = ("main", "filler", "practice")
+"""An item's role (the same as :data:`tracktale.item.ROLES`)."""
+SIDES = ("left", "right")
+"""Where the correct option of a two-alternative trial was."""
+TRIAL_FLAGS = (
+    "several_answers",
+    "faster_than_reported",
+    "later_than_limits",
+    "times_over_limits",
+)
+"""What the server flags on a trial (stored, never dropped):
+
+- ``several_answers``: a typed answer names more than one candidate answer (for narrative
+  items, more than one container noun of the lexicon); scored incorrect by the default rule.
+- ``faster_than_reported``: the answer arrived sooner after the trial was served than the
+  browser's reading and response times add up to: those times cannot be true.
+- ``later_than_limits``: the answer arrived later after the trial was served than both time
+  limits allow (an answer delivered late from the browser's offline queue, or one given
+  after the limits).
+- ``times_over_limits``: the browser reports a reading or response time beyond its limit,
+  which the page's own timers make impossible."""
+PARTICIPANT_STATUSES = ("started", "completed", "returned", "screened_out")
+GENDERS = ("female", "male", "non-binary", "other", "prefer not to say")
+"""Answer options of the gender question."""
+
+Count = Annotated[int, *number(minimum=0)]
+Milliseconds = Annotated[float, *number(minimum=0)]
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """One trial of one participant.
+
+    Attributes:
+        client_trial_id: Id the front end gives the trial; saving it twice stores it once.
+        participant_id: The study's pseudonymous participant id (never the Prolific PID).
+        study_id: The study configuration's name.
+        source: One of :data:`SOURCES`.
+        stimulus_sha256: The stimulus set the item came from.
+        item_id: The item shown.
+        role: The item's role (``main``, ``filler``, ``practice``).
+        task: One of :data:`TRIAL_TASKS`.
+        list_id: The counterbalancing list the participant was assigned.
+        block: Block number within the session (practice blocks included).
+        trial_index: Position of the trial within the session, from 0.
+        response: The typed answer or the chosen option's text; ``None`` after a timeout.
+        correct: Scored against the item's answer; a timeout is incorrect.
+        timed_out: The response window ran out.
+        reading_time_ms: Time on the story screen.
+        reading_timed_out: The reading window ran out (the probe followed regardless).
+        response_time_ms: From probe onset to the response; ``None`` after a timeout.
+        good_side: For two-alternative trials, where the correct option was (``left``/``right``).
+        screen_width: Viewport width in pixels.
+        screen_height: Viewport height in pixels.
+        blur_count: Times the window lost focus during the trial.
+        hidden_count: Times the page became hidden during the trial.
+        restarts: Times the trial was shown before and interrupted (the page was reloaded
+            mid-trial, so the story was seen again); 0 for an uninterrupted trial. Counted by
+            the server: the times the trial was served, less one (a value the browser sends,
+            from pages queued before the server counted, is accepted and ignored).
+        correct_paper_rule: The paradigm's own judgement of the response (``score_response``:
+            for narrative items the source paper's model rule, "contains the target word");
+            ``correct`` is the study's rule, which may be stricter (``None``: not recorded).
+        flags: What the server noticed, as ``;``-separated names from :data:`TRIAL_FLAGS`
+            (empty: nothing). Flagged trials are stored, never dropped.
+        browser: Which browser answered: 1 for the first, 2 after another browser took the
+            session over, and so on (``None``: not recorded).
+        served_at: When the server served the trial's content (ISO 8601, UTC).
+        answered_at: When the server received the answer (ISO 8601, UTC).
+        server_elapsed_ms: From ``served_at`` to ``answered_at`` as the server measured it; the
+            browser's ``reading_time_ms`` and ``response_time_ms`` are kept beside it.
+    """
+
+    client_trial_id: Annotated[str, Stored(64), Sent(*text(pattern=r"[A-Za-z0-9_-]{8,64}"))]
+    participant_id: str
+    study_id: str
+    source: Literal[SOURCES]
+    stimulus_sha256: str
+    item_id: Annotated[str, Sent(*text(pattern=IDENTIFIER))]
+    role: Literal[ROLES]
+    task: Annotated[Literal[TRIAL_TASKS], Sent()]
+    list_id: str
+    block: Count
+    trial_index: Annotated[Count, Sent(*number(maximum=10_000))]
+    response: Annotated[str | None, FREE_TEXT, Sent(*text(max_length=200, blank=False))]
+    correct: bool
+    timed_out: Annotated[bool, Sent()]
+    reading_time_ms: Annotated[Milliseconds, Sent(*number(maximum=MAX_MS))]
+    reading_timed_out: Annotated[bool, Sent()]
+    response_time_ms: Annotated[Milliseconds | None, Sent(*number(maximum=MAX_MS))]
+    good_side: Literal[SIDES] | None
+    screen_width: Annotated[Count, Sent(*number(maximum=100_000))]
+    screen_height: Annotated[Count, Sent(*number(maximum=100_000))]
+    blur_count: Annotated[Count, Sent(*number(maximum=100_000))]
+    hidden_count: Annotated[Count, Sent(*number(maximum=100_000))]
+    restarts: Annotated[Count, Sent(*number(maximum=10_000))] = 0
+    correct_paper_rule: bool | None = None
+    flags: Annotated[str, Stored(256)] = ""
+    browser: Count | None = None
+    served_at: str | None = None
+    answered_at: str | None = None
+    server_elapsed_ms: Milliseconds | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (a database or export row)."""
+        return asdict(self)
+
+    @property
+    def flag_set(self) -> frozenset[str]:
+        """The flags as a set of names."""
+        return frozenset(name for name in self.flags.split(";") if name)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TrialRecord:
+        """Validate plain data and build a record.
+
+        Raises:
+            TracktaleError: Naming the first missing, unknown or ill-typed field (fields with
+                a default may be missing).
+        """
+        from tracktale.schema.derive import build_record  # derive imports this module
+
+        return build_record(cls, data, what="trial field")
+
+
+@dataclass(frozen=True)
+class ParticipantRecord:
+    """One participant's session as the analysis sees it (exports hold one row each).
+
+    Attributes:
+        participant_id: The pseudonymous id trial records refer to.
+        study_id: The study configuration's name.
+        source: One of :data:`SOURCES`.
+        list_id: The counterbalancing list.
+        status: One of :data:`PARTICIPANT_STATUSES`.
+        attentive: Confirmed paying attention throughout (``None``: not asked yet).
+        no_ai_assistance: Confirmed using no AI assistance (``None``: not asked yet).
+        age: Age in years, if given.
+        gender: As given (``"prefer not to say"`` allowed), if given.
+        native_language: As given, if given.
+        session_seed: The seed of the participant's trial order, filler positions and sides
+            (with ``list_id`` and the study's design seed it rebuilds the session).
+        stimulus_sha256: The stimulus set the participant's items came from.
+        started_at: When the session started (ISO 8601, UTC).
+        completed_at: When the server confirmed completion (ISO 8601, UTC), if it did.
+        prolific_pid_hash: Salted hash of the Prolific id (exports; ``None`` elsewhere).
+        browsers: How many browsers held the session (more than 1: it was taken over).
+    """
+
+    participant_id: str
+    study_id: str
+    source: Literal[SOURCES]
+    list_id: str
+    status: Literal[PARTICIPANT_STATUSES]
+    attentive: bool | None
+    no_ai_assistance: bool | None
+    age: int | None
+    gender: str | None
+    native_language: str | None
+    session_seed: int | None = None
+    stimulus_sha256: str | None = None
+    started_at: str | None = None
+    completed_at: str | None = None
+    prolific_pid_hash: str | None = None
+    browsers: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (a database or export row)."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class SurveyAnswers:
+    """The end-of-study questions, as the browser (or the lab mode) sends them.
+
+    Stored one answer a row (``survey_answers``) and exported in :class:`ParticipantRecord`.
+
+    Attributes:
+        age: Age in years (``None``: not given).
+        gender: One of :data:`GENDERS`.
+        native_language: As typed.
+        attentive: Paid attention throughout.
+        no_ai_assistance: Used no AI assistance.
+    """
+
+    age: Annotated[int | None, Sent(*number(minimum=18, maximum=120))]
+    gender: Annotated[Literal[GENDERS], Sent()]
+    native_language: Annotated[str, Sent(*text(max_length=64, pattern=r"\S.*", blank=False))]
+    attentive: Annotated[bool, Sent()]
+    no_ai_assistance: Annotated[bool, Sent()]
