@@ -21,7 +21,7 @@ from tracktale.experiment.api import create_api, error_response
 from tracktale.experiment.config import STUDY_ENV, Secrets, StudyConfig, load_study
 from tracktale.experiment.frontend import VENDOR_FILES, find_node_modules
 from tracktale.experiment.instructions import GENDERS, instructions
-from tracktale.experiment.ratelimit import create_limiter
+from tracktale.experiment.ratelimit import create_limiter, retry_after_breached
 from tracktale.experiment.service import StudyService, load_stimuli
 from tracktale.experiment.storage import Storage
 from tracktale.experiment.validation import ApiError
@@ -123,7 +123,12 @@ def _register_hooks(app: Flask) -> None:
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):
         if request.path.startswith("/api/"):
-            return error_response(ApiError(error.code or 500, error.description or error.name))
+            extra = {}
+            if error.code == 429:
+                extra["retry_after"] = retry_after_breached(app.extensions["tracktale_limiter"])
+            return error_response(
+                ApiError(error.code or 500, error.description or error.name, **extra)
+            )
         return error
 
     @app.before_request

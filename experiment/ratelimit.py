@@ -17,7 +17,6 @@ that could open a session.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import random
@@ -30,7 +29,9 @@ from typing import Any
 from flask import Flask, current_app, request
 from flask_limiter import Limiter
 from limits import RateLimitItemPerMinute
+from limits.storage import MemoryStorage
 from limits.storage import Storage as LimitsStorage
+from limits.strategies import FixedWindowRateLimiter
 
 from tracktale.experiment.config import StudyConfig
 from tracktale.settings import data_dir
@@ -151,42 +152,75 @@ def create_limiter(app: Flask, config: StudyConfig, database_url: str) -> Limite
     """Flask-Limiter for the app, keyed by the client's address unless a route says otherwise.
 
     Errors of the counting storage let requests through (``swallow_errors``): a study server
-    must not refuse a trial because a counter could not be written.
+    must not refuse a trial because a counter could not be written (admin sign-in is the
+    exception: :func:`admin_failures_exceeded` fails closed). ``X-RateLimit-*`` headers are
+    not sent: they cost two more reads of the counts on every request, and the page does not
+    use them; a refused request carries ``Retry-After`` (:func:`retry_after_breached`).
     """
+    app.extensions[_FALLBACK] = FixedWindowRateLimiter(MemoryStorage())
     return Limiter(
         address_key,
         app=app,
         storage_uri=default_storage_uri(config, database_url),
         strategy="fixed-window",
         key_prefix=f"tracktale:{config.study_id}",
-        headers_enabled=True,
+        headers_enabled=False,
         swallow_errors=True,
     )
 
 
+def retry_after_breached(limiter: Limiter) -> int:
+    """Seconds until the limit this request broke lets it through again (60 if unknown)."""
+    breached = limiter.current_limit
+    if breached is None:
+        return 60
+    try:
+        reset_at = breached.reset_at
+    except Exception:  # noqa: BLE001 - the counts are unreadable: the window's length
+        return 60
+    return max(1, round(reset_at - time.time()))
+
+
 ADMIN_FAILURES = RateLimitItemPerMinute(ADMIN_FAILURES_PER_MINUTE)
+_ADMIN_SCOPE = "admin-failures"
+_FALLBACK = "tracktale_admin_failures_fallback"
+
+
+def _fallback() -> FixedWindowRateLimiter:
+    # Wrong secrets that the shared counts could not take are counted here (this process).
+    return current_app.extensions[_FALLBACK]
 
 
 def admin_failures_exceeded(limiter: Limiter, address: str | None) -> bool:
-    """Whether this address has used up its wrong admin secrets for the minute."""
+    """Whether this address has used up its wrong admin secrets for the minute.
+
+    Fails closed: while the shared counts cannot be read, every admin secret is refused (the
+    participants' limits fail open instead; a trial must never be refused for a counter).
+    """
+    key = limit_key("ip", address)
+    if not _fallback().test(ADMIN_FAILURES, _ADMIN_SCOPE, key):
+        return True
     try:
-        return not limiter.limiter.test(ADMIN_FAILURES, "admin-failures", limit_key("ip", address))
-    except Exception:  # noqa: BLE001 - a broken counter must not lock the admin out
-        return False
+        return not limiter.limiter.test(ADMIN_FAILURES, _ADMIN_SCOPE, key)
+    except Exception:  # noqa: BLE001 - unreadable counts must not open the door to guessing
+        return True
 
 
 def note_admin_failure(limiter: Limiter, address: str | None) -> None:
-    """Count one wrong admin secret from this address."""
-    with contextlib.suppress(Exception):  # counting is best effort
-        limiter.limiter.hit(ADMIN_FAILURES, "admin-failures", limit_key("ip", address))
+    """Count one wrong admin secret from this address (in this process if the counts fail)."""
+    key = limit_key("ip", address)
+    try:
+        limiter.limiter.hit(ADMIN_FAILURES, _ADMIN_SCOPE, key)
+    except Exception:  # noqa: BLE001 - still counted, per process, so guessing stays limited
+        _fallback().hit(ADMIN_FAILURES, _ADMIN_SCOPE, key)
 
 
 def retry_after_seconds(limiter: Limiter, address: str | None) -> int:
     """Seconds until the address may try an admin secret again."""
+    key = limit_key("ip", address)
+    resets = [_fallback().get_window_stats(ADMIN_FAILURES, _ADMIN_SCOPE, key).reset_time]
     try:
-        reset, _ = limiter.limiter.get_window_stats(
-            ADMIN_FAILURES, "admin-failures", limit_key("ip", address)
-        )
-    except Exception:  # noqa: BLE001
-        return 60
-    return max(1, round(reset - time.time()))
+        resets.append(limiter.limiter.get_window_stats(ADMIN_FAILURES, _ADMIN_SCOPE, key)[0])
+    except Exception:  # noqa: BLE001 - unreadable: a whole window
+        resets.append(time.time() + ADMIN_FAILURES.get_expiry())
+    return max(1, round(max(resets) - time.time()))
