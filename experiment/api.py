@@ -66,11 +66,14 @@ def create_api(service: StudyService, limiter: Limiter) -> Blueprint:
         key_func=address_key,
         exempt_when=_admin_exempt,
     )
-    writes = limiter.shared_limit(
+    # On the blueprint, not on each view: Flask-Limiter then checks a write once per request
+    # (a decorated view is checked again in its decorator). The session start's own limit
+    # replaces this one there.
+    limiter.shared_limit(
         f"{limits.writes_per_participant_per_minute}/minute",
         scope="writes",
         key_func=_token_or_address,
-    )
+    )(api)
 
     def body(schema):
         if not request.is_json:
@@ -99,7 +102,6 @@ def create_api(service: StudyService, limiter: Limiter) -> Blueprint:
         return jsonify(token=started.token, resumed=started.resumed, **state)
 
     @api.post("/consent")
-    @writes
     def consent():
         person = participant()
         data = body(CONSENT_FIELDS)
@@ -107,14 +109,12 @@ def create_api(service: StudyService, limiter: Limiter) -> Blueprint:
         return jsonify(ok=True, redirect=redirect)
 
     @api.post("/serve")
-    @writes
     def serve():
         person = participant()
         data = body(SERVE_FIELDS)
         return jsonify(ok=True, **service.serve_trial(person, data["trial_index"]))
 
     @api.post("/trials")
-    @writes
     def save_trial():
         person = participant()
         data = body(TRIAL_FIELDS)
@@ -126,14 +126,12 @@ def create_api(service: StudyService, limiter: Limiter) -> Blueprint:
         return jsonify(reply), 201 if result.outcome == "stored" else 200
 
     @api.post("/survey")
-    @writes
     def save_survey():
         person = participant()
         data = body(SURVEY_FIELDS)
         return jsonify(ok=True, stored=service.record_survey(person, data))
 
     @api.post("/complete")
-    @writes
     def complete():
         person = participant()
         redirect = service.complete(person)

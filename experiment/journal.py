@@ -41,6 +41,11 @@ _SERVED = (
     .where(trial_serves.c.participant_id == sa.bindparam("participant_id"))
     .group_by(trial_serves.c.trial_index)
 )
+_SERVED_COUNTS = (
+    sa.select(trial_serves.c.trial_index, sa.func.count())
+    .where(trial_serves.c.participant_id == sa.bindparam("participant_id"))
+    .group_by(trial_serves.c.trial_index)
+)
 _SERVED_AT = (
     sa.select(*_SERVED_COLUMNS)
     .where(
@@ -135,6 +140,11 @@ class Journal:
                 _SERVED_AT, {"participant_id": participant_id, "trial_index": trial_index}
             )
         return {index: Served(index, count, _utc(last)) for index, count, last in rows}
+
+    def served_counts(self, participant_id: str, connection: sa.Connection) -> dict[int, int]:
+        """How many times each position was served to a participant (no times read)."""
+        rows = connection.execute(_SERVED_COUNTS, {"participant_id": participant_id})
+        return dict(rows.all())
 
     # browsers ----------------------------------------------------------------------------
 

@@ -112,7 +112,7 @@ class TrialDesk:
         storage = self.service.storage
         with storage.reading() as connection:
             stored = set(storage.trial_indices(participant.participant_id, connection))
-            served = self._journal.served(participant.participant_id, connection=connection)
+            served = self._journal.served_counts(participant.participant_id, connection)
         if index in stored:
             raise ApiError(409, f"trial {index} is already answered", answered=True)
         if index not in served:
@@ -125,7 +125,7 @@ class TrialDesk:
                 409, "the answers to earlier trials have not arrived yet", waiting_for=waiting
             )
         self._journal.record_serve(participant.participant_id, index, participant.browser)
-        times = served[index].times + 1 if index in served else 1
+        times = served.get(index, 0) + 1
         item = self.service.stimuli.get(planned.item_id)
         return {"trial": served_content(item, planned), "times_served": times, "restart": times > 1}
 

@@ -113,7 +113,9 @@ class TrialRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (a database or export row)."""
-        return asdict(self)
+        # Every field is a plain value: a shallow copy equals asdict without its deep copies
+        # (this runs on every saved trial).
+        return {field.name: getattr(self, field.name) for field in fields(self)}
 
     @property
     def flag_set(self) -> frozenset[str]:
