@@ -14,7 +14,7 @@ from flask import Blueprint, g, jsonify, request
 from flask_limiter import Limiter
 
 from tracktale.experiment import auth
-from tracktale.experiment.ratelimit import address_key, limit_key
+from tracktale.experiment.ratelimit import address_key, limit_key, limit_writes, limits_prefix
 from tracktale.experiment.service import StudyService
 from tracktale.experiment.validation import (
     CONSENT_FIELDS,
@@ -28,6 +28,8 @@ from tracktale.experiment.validation import (
 )
 
 TOKEN_HEADER = "X-Session-Token"
+WRITE_VIEWS = ("consent", "serve", "save_trial", "save_survey", "complete")
+"""The views whose requests count against ``writes_per_participant_per_minute``."""
 
 # Kept importable from here for the lab mode and older callers; the schemas live in validation.
 __all__ = ["SURVEY_FIELDS", "TOKEN_HEADER", "TRIAL_FIELDS", "create_api", "error_response"]
@@ -66,14 +68,14 @@ def create_api(service: StudyService, limiter: Limiter) -> Blueprint:
         key_func=address_key,
         exempt_when=_admin_exempt,
     )
-    # On the blueprint, not on each view: Flask-Limiter then checks a write once per request
-    # (a decorated view is checked again in its decorator). The session start's own limit
-    # replaces this one there.
-    limiter.shared_limit(
-        f"{limits.writes_per_participant_per_minute}/minute",
-        scope="writes",
-        key_func=_token_or_address,
-    )(api)
+    limit_writes(
+        api,
+        limiter,
+        limits.writes_per_participant_per_minute,
+        _token_or_address,
+        frozenset(f"api.{name}" for name in WRITE_VIEWS),
+        limits_prefix(service.config),
+    )
 
     def body(schema):
         if not request.is_json:

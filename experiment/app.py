@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from flask import Flask, abort, g, render_template, request, send_from_directory
+from flask.sessions import SecureCookieSessionInterface
 from werkzeug.exceptions import HTTPException
 
 from tracktale.ethics import load_document
@@ -79,6 +80,7 @@ def create_app(
         TRACKTALE_SECRETS=secrets,
         JSON_SORT_KEYS=False,
     )
+    app.session_interface = _SignedCookieSessions()
     app.extensions["tracktale"] = service
     limiter = create_limiter(app, config, storage.url)
     app.extensions["tracktale_limiter"] = limiter
@@ -93,6 +95,24 @@ def create_app(
     _register_pages(app, config)
     _register_hooks(app)
     return app
+
+
+class _SignedCookieSessions(SecureCookieSessionInterface):
+    """Flask's signed-cookie sessions, the signing serializer built once per key.
+
+    Flask builds it again on every request, which cost about 0.1 ms of CPU each.
+    """
+
+    _cached: tuple[Any, Any] | None = None
+
+    def get_signing_serializer(self, app: Flask) -> Any:
+        """The serializer for the app's current secret key (and fallbacks)."""
+        keys = (app.secret_key, tuple(app.config.get("SECRET_KEY_FALLBACKS") or ()))
+        cached = self._cached
+        if cached is None or cached[0] != keys:
+            cached = (keys, super().get_signing_serializer(app))
+            self._cached = cached
+        return cached[1]
 
 
 def _register_pages(app: Flask, config: StudyConfig) -> None:

@@ -23,10 +23,11 @@ import random
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, current_app, request
+from flask import Blueprint, Flask, current_app, request
 from flask_limiter import Limiter
 from limits import RateLimitItemPerMinute
 from limits.storage import MemoryStorage
@@ -34,9 +35,11 @@ from limits.storage import Storage as LimitsStorage
 from limits.strategies import FixedWindowRateLimiter
 
 from tracktale.experiment.config import StudyConfig
+from tracktale.experiment.validation import ApiError
 from tracktale.settings import data_dir
 
 SCHEME = "tracktale-sqlite"
+_WRITES_SCOPE = "writes"
 ADMIN_FAILURES_PER_MINUTE = 10
 """Wrong admin secrets (form or ``Authorization: Bearer``) allowed per address and minute."""
 
@@ -136,6 +139,11 @@ def default_storage_uri(config: StudyConfig, database_url: str) -> str:
     return f"{SCHEME}://{(data_dir() / 'study' / config.study_id).resolve()}.ratelimits.sqlite"
 
 
+def limits_prefix(config: StudyConfig) -> str:
+    """The prefix of every count of this study (Flask-Limiter's ``key_prefix``)."""
+    return f"tracktale:{config.study_id}"
+
+
 def limit_key(kind: str, value: str | None) -> str:
     """The key a count is kept under: ``kind`` and an HMAC of the address or token."""
     secret = str(current_app.config["SECRET_KEY"]).encode()
@@ -163,10 +171,51 @@ def create_limiter(app: Flask, config: StudyConfig, database_url: str) -> Limite
         app=app,
         storage_uri=default_storage_uri(config, database_url),
         strategy="fixed-window",
-        key_prefix=f"tracktale:{config.study_id}",
+        key_prefix=limits_prefix(config),
         headers_enabled=False,
         swallow_errors=True,
     )
+
+
+def limit_writes(
+    blueprint: Blueprint,
+    limiter: Limiter,
+    per_minute: int,
+    key_func: Callable[[], str],
+    endpoints: frozenset[str],
+    prefix: str,
+) -> None:
+    """Count the participants' writes (``endpoints``) against one shared limit per key.
+
+    The count is Flask-Limiter's own (its storage, strategy and key scheme) taken with one
+    ``hit`` before the view; Flask-Limiter's per-request resolution of which limits apply,
+    which cost more CPU than the count itself, is skipped for these endpoints. Like
+    Flask-Limiter with ``swallow_errors``, a counter that cannot be written lets the request
+    through (a trial must not be refused for a counter).
+    """
+    item = RateLimitItemPerMinute(per_minute)
+    limiter.request_filter(lambda: request.endpoint in endpoints)
+
+    @blueprint.before_request
+    def count_write() -> None:
+        if request.endpoint not in endpoints or not limiter.enabled:
+            return
+        key = key_func()
+        try:
+            allowed = limiter.limiter.hit(item, prefix, key, _WRITES_SCOPE)
+        except Exception:  # noqa: BLE001 - fail open, as swallow_errors does
+            limiter.logger.exception("Failed to count a write. Swallowing error")
+            return
+        if not allowed:
+            try:
+                reset_at = limiter.limiter.get_window_stats(item, prefix, key, _WRITES_SCOPE)[0]
+            except Exception:  # noqa: BLE001
+                reset_at = time.time() + item.get_expiry()
+            raise ApiError(
+                429,
+                f"{item} exceeded",
+                retry_after=max(1, round(reset_at - time.time())),
+            )
 
 
 def retry_after_breached(limiter: Limiter) -> int:
