@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -38,6 +39,22 @@ from tracktale.stimuli.registry import get_paradigm
 from tracktale.stimulus_set import write_stimulus_set
 
 SECRET = "benchmark-admin-secret"
+
+
+def _cpu_seconds(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _tree_cpu_seconds(pid: int) -> float:
+    """CPU seconds of a running process and its children so far (Linux /proc; else 0)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return 0.0
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(_tree_cpu_seconds(int(child)) for child in children)
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -98,6 +115,8 @@ def run(args: argparse.Namespace) -> None:
         (draw_person(master, n, "LOAD"), master.getrandbits(64)) for n in range(args.participants)
     ]
     load_before = os.getloadavg()
+    client_cpu = _cpu_seconds(resource.RUSAGE_SELF)
+    startup_cpu = _tree_cpu_seconds(server.pid)  # imports and loading, not serving
     began = time.monotonic()
     skipped = 0
 
@@ -126,6 +145,10 @@ def run(args: argparse.Namespace) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+    # The server's CPU (master and workers, reaped) and the simulated participants' own: the
+    # server's per trial does not depend on how loaded the machine was.
+    server_cpu = _cpu_seconds(resource.RUSAGE_CHILDREN) - startup_cpu
+    client_cpu = _cpu_seconds(resource.RUSAGE_SELF) - client_cpu
     storage = Storage(f"sqlite:///{folder / 'study.sqlite'}", create=False)
     stored = sum(storage.trial_counts("load-test").values())
     flagged = sum(bool(trial.flags) for trial in storage.trials("load-test"))
@@ -133,6 +156,12 @@ def run(args: argparse.Namespace) -> None:
     shutil.rmtree(folder, ignore_errors=True)
     print_report(args, report, stored, skipped, elapsed)
     print(f"trials flagged by the server's timing: {flagged} of {stored}")
+    per_trial = 1000 * server_cpu / max(1, stored)
+    print(
+        f"CPU: server {server_cpu:.0f} s after start-up ({per_trial:.2f} ms per trial: its "
+        f"serve and save, and a share of each session's other requests), simulated "
+        f"participants {client_cpu:.0f} s"
+    )
     load_after = os.getloadavg()
     print(
         f"machine load (1/5/15-min averages, {os.cpu_count()} cores): "

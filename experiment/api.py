@@ -14,7 +14,7 @@ from flask import Blueprint, g, jsonify, request
 from flask_limiter import Limiter
 
 from tracktale.experiment import auth
-from tracktale.experiment.ratelimit import address_key, limit_key
+from tracktale.experiment.ratelimit import address_key, limit_key, limit_writes, limits_prefix
 from tracktale.experiment.service import StudyService
 from tracktale.experiment.validation import (
     CONSENT_FIELDS,
@@ -28,6 +28,8 @@ from tracktale.experiment.validation import (
 )
 
 TOKEN_HEADER = "X-Session-Token"
+WRITE_VIEWS = ("consent", "serve", "save_trial", "save_survey", "complete")
+"""The views whose requests count against ``writes_per_participant_per_minute``."""
 
 # Kept importable from here for the lab mode and older callers; the schemas live in validation.
 __all__ = ["SURVEY_FIELDS", "TOKEN_HEADER", "TRIAL_FIELDS", "create_api", "error_response"]
@@ -66,10 +68,13 @@ def create_api(service: StudyService, limiter: Limiter) -> Blueprint:
         key_func=address_key,
         exempt_when=_admin_exempt,
     )
-    writes = limiter.shared_limit(
-        f"{limits.writes_per_participant_per_minute}/minute",
-        scope="writes",
-        key_func=_token_or_address,
+    limit_writes(
+        api,
+        limiter,
+        limits.writes_per_participant_per_minute,
+        _token_or_address,
+        frozenset(f"api.{name}" for name in WRITE_VIEWS),
+        limits_prefix(service.config),
     )
 
     def body(schema):
@@ -99,7 +104,6 @@ def create_api(service: StudyService, limiter: Limiter) -> Blueprint:
         return jsonify(token=started.token, resumed=started.resumed, **state)
 
     @api.post("/consent")
-    @writes
     def consent():
         person = participant()
         data = body(CONSENT_FIELDS)
@@ -107,14 +111,12 @@ def create_api(service: StudyService, limiter: Limiter) -> Blueprint:
         return jsonify(ok=True, redirect=redirect)
 
     @api.post("/serve")
-    @writes
     def serve():
         person = participant()
         data = body(SERVE_FIELDS)
         return jsonify(ok=True, **service.serve_trial(person, data["trial_index"]))
 
     @api.post("/trials")
-    @writes
     def save_trial():
         person = participant()
         data = body(TRIAL_FIELDS)
@@ -126,14 +128,12 @@ def create_api(service: StudyService, limiter: Limiter) -> Blueprint:
         return jsonify(reply), 201 if result.outcome == "stored" else 200
 
     @api.post("/survey")
-    @writes
     def save_survey():
         person = participant()
         data = body(SURVEY_FIELDS)
         return jsonify(ok=True, stored=service.record_survey(person, data))
 
     @api.post("/complete")
-    @writes
     def complete():
         person = participant()
         redirect = service.complete(person)

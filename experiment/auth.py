@@ -6,6 +6,8 @@ signing out revokes, so a copy of the cookie is worthless afterwards. Scripts se
 ``Authorization: Bearer <secret>``. Wrong secrets, by either way, are counted per address in
 the shared rate-limit storage: after :data:`~.ratelimit.ADMIN_FAILURES_PER_MINUTE` in a
 minute every further try from that address is refused with 429 until the minute is over.
+The count fails closed: while the shared counts cannot be read every admin secret is refused,
+and wrong secrets they cannot take are counted in the process instead.
 """
 
 from __future__ import annotations

@@ -29,6 +29,33 @@ ADMIN_SESSION_HOURS = 12
 """An admin sign-in lasts this long (or until signing out)."""
 
 
+# Built once: these run on every serve and answer, and building a statement costs more CPU
+# than running it on SQLite.
+_SERVED_COLUMNS = (
+    trial_serves.c.trial_index,
+    sa.func.count(),
+    sa.func.max(trial_serves.c.served_at),
+)
+_SERVED = (
+    sa.select(*_SERVED_COLUMNS)
+    .where(trial_serves.c.participant_id == sa.bindparam("participant_id"))
+    .group_by(trial_serves.c.trial_index)
+)
+_SERVED_COUNTS = (
+    sa.select(trial_serves.c.trial_index, sa.func.count())
+    .where(trial_serves.c.participant_id == sa.bindparam("participant_id"))
+    .group_by(trial_serves.c.trial_index)
+)
+_SERVED_AT = (
+    sa.select(*_SERVED_COLUMNS)
+    .where(
+        trial_serves.c.participant_id == sa.bindparam("participant_id"),
+        trial_serves.c.trial_index == sa.bindparam("trial_index"),
+    )
+    .group_by(trial_serves.c.trial_index)
+)
+
+
 @dataclass(frozen=True)
 class Served:
     """What the server served of one trial position.
@@ -93,22 +120,31 @@ class Journal:
         self._writer.insert(row, table=trial_serves.name)
         return moment
 
-    def served(self, participant_id: str, trial_index: int | None = None) -> dict[int, Served]:
-        """The positions served to a participant (or just ``trial_index``), by position."""
-        query = (
-            sa.select(
-                trial_serves.c.trial_index,
-                sa.func.count(),
-                sa.func.max(trial_serves.c.served_at),
+    def served(
+        self,
+        participant_id: str,
+        trial_index: int | None = None,
+        connection: sa.Connection | None = None,
+    ) -> dict[int, Served]:
+        """The positions served to a participant (or just ``trial_index``), by position.
+
+        Runs on ``connection`` when given (several reads of one request share it).
+        """
+        if connection is None:
+            with self.engine.connect() as own:
+                return self.served(participant_id, trial_index, own)
+        if trial_index is None:
+            rows = connection.execute(_SERVED, {"participant_id": participant_id})
+        else:
+            rows = connection.execute(
+                _SERVED_AT, {"participant_id": participant_id, "trial_index": trial_index}
             )
-            .where(trial_serves.c.participant_id == participant_id)
-            .group_by(trial_serves.c.trial_index)
-        )
-        if trial_index is not None:
-            query = query.where(trial_serves.c.trial_index == trial_index)
-        with self.engine.connect() as connection:
-            rows = connection.execute(query).all()
         return {index: Served(index, count, _utc(last)) for index, count, last in rows}
+
+    def served_counts(self, participant_id: str, connection: sa.Connection) -> dict[int, int]:
+        """How many times each position was served to a participant (no times read)."""
+        rows = connection.execute(_SERVED_COUNTS, {"participant_id": participant_id})
+        return dict(rows.all())
 
     # browsers ----------------------------------------------------------------------------
 

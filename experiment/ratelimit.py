@@ -17,25 +17,29 @@ that could open a session.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import random
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, current_app, request
+from flask import Blueprint, Flask, current_app, request
 from flask_limiter import Limiter
 from limits import RateLimitItemPerMinute
+from limits.storage import MemoryStorage
 from limits.storage import Storage as LimitsStorage
+from limits.strategies import FixedWindowRateLimiter
 
 from tracktale.experiment.config import StudyConfig
+from tracktale.experiment.validation import ApiError
 from tracktale.settings import data_dir
 
 SCHEME = "tracktale-sqlite"
+_WRITES_SCOPE = "writes"
 ADMIN_FAILURES_PER_MINUTE = 10
 """Wrong admin secrets (form or ``Authorization: Bearer``) allowed per address and minute."""
 
@@ -135,6 +139,11 @@ def default_storage_uri(config: StudyConfig, database_url: str) -> str:
     return f"{SCHEME}://{(data_dir() / 'study' / config.study_id).resolve()}.ratelimits.sqlite"
 
 
+def limits_prefix(config: StudyConfig) -> str:
+    """The prefix of every count of this study (Flask-Limiter's ``key_prefix``)."""
+    return f"tracktale:{config.study_id}"
+
+
 def limit_key(kind: str, value: str | None) -> str:
     """The key a count is kept under: ``kind`` and an HMAC of the address or token."""
     secret = str(current_app.config["SECRET_KEY"]).encode()
@@ -151,42 +160,116 @@ def create_limiter(app: Flask, config: StudyConfig, database_url: str) -> Limite
     """Flask-Limiter for the app, keyed by the client's address unless a route says otherwise.
 
     Errors of the counting storage let requests through (``swallow_errors``): a study server
-    must not refuse a trial because a counter could not be written.
+    must not refuse a trial because a counter could not be written (admin sign-in is the
+    exception: :func:`admin_failures_exceeded` fails closed). ``X-RateLimit-*`` headers are
+    not sent: they cost two more reads of the counts on every request, and the page does not
+    use them; a refused request carries ``Retry-After`` (:func:`retry_after_breached`).
     """
+    app.extensions[_FALLBACK] = FixedWindowRateLimiter(MemoryStorage())
     return Limiter(
         address_key,
         app=app,
         storage_uri=default_storage_uri(config, database_url),
         strategy="fixed-window",
-        key_prefix=f"tracktale:{config.study_id}",
-        headers_enabled=True,
+        key_prefix=limits_prefix(config),
+        headers_enabled=False,
         swallow_errors=True,
     )
 
 
+def limit_writes(
+    blueprint: Blueprint,
+    limiter: Limiter,
+    per_minute: int,
+    key_func: Callable[[], str],
+    endpoints: frozenset[str],
+    prefix: str,
+) -> None:
+    """Count the participants' writes (``endpoints``) against one shared limit per key.
+
+    The count is Flask-Limiter's own (its storage, strategy and key scheme) taken with one
+    ``hit`` before the view; Flask-Limiter's per-request resolution of which limits apply,
+    which cost more CPU than the count itself, is skipped for these endpoints. Like
+    Flask-Limiter with ``swallow_errors``, a counter that cannot be written lets the request
+    through (a trial must not be refused for a counter).
+    """
+    item = RateLimitItemPerMinute(per_minute)
+    limiter.request_filter(lambda: request.endpoint in endpoints)
+
+    @blueprint.before_request
+    def count_write() -> None:
+        if request.endpoint not in endpoints or not limiter.enabled:
+            return
+        key = key_func()
+        try:
+            allowed = limiter.limiter.hit(item, prefix, key, _WRITES_SCOPE)
+        except Exception:  # noqa: BLE001 - fail open, as swallow_errors does
+            limiter.logger.exception("Failed to count a write. Swallowing error")
+            return
+        if not allowed:
+            try:
+                reset_at = limiter.limiter.get_window_stats(item, prefix, key, _WRITES_SCOPE)[0]
+            except Exception:  # noqa: BLE001
+                reset_at = time.time() + item.get_expiry()
+            raise ApiError(
+                429,
+                f"{item} exceeded",
+                retry_after=max(1, round(reset_at - time.time())),
+            )
+
+
+def retry_after_breached(limiter: Limiter) -> int:
+    """Seconds until the limit this request broke lets it through again (60 if unknown)."""
+    breached = limiter.current_limit
+    if breached is None:
+        return 60
+    try:
+        reset_at = breached.reset_at
+    except Exception:  # noqa: BLE001 - the counts are unreadable: the window's length
+        return 60
+    return max(1, round(reset_at - time.time()))
+
+
 ADMIN_FAILURES = RateLimitItemPerMinute(ADMIN_FAILURES_PER_MINUTE)
+_ADMIN_SCOPE = "admin-failures"
+_FALLBACK = "tracktale_admin_failures_fallback"
+
+
+def _fallback() -> FixedWindowRateLimiter:
+    # Wrong secrets that the shared counts could not take are counted here (this process).
+    return current_app.extensions[_FALLBACK]
 
 
 def admin_failures_exceeded(limiter: Limiter, address: str | None) -> bool:
-    """Whether this address has used up its wrong admin secrets for the minute."""
+    """Whether this address has used up its wrong admin secrets for the minute.
+
+    Fails closed: while the shared counts cannot be read, every admin secret is refused (the
+    participants' limits fail open instead; a trial must never be refused for a counter).
+    """
+    key = limit_key("ip", address)
+    if not _fallback().test(ADMIN_FAILURES, _ADMIN_SCOPE, key):
+        return True
     try:
-        return not limiter.limiter.test(ADMIN_FAILURES, "admin-failures", limit_key("ip", address))
-    except Exception:  # noqa: BLE001 - a broken counter must not lock the admin out
-        return False
+        return not limiter.limiter.test(ADMIN_FAILURES, _ADMIN_SCOPE, key)
+    except Exception:  # noqa: BLE001 - unreadable counts must not open the door to guessing
+        return True
 
 
 def note_admin_failure(limiter: Limiter, address: str | None) -> None:
-    """Count one wrong admin secret from this address."""
-    with contextlib.suppress(Exception):  # counting is best effort
-        limiter.limiter.hit(ADMIN_FAILURES, "admin-failures", limit_key("ip", address))
+    """Count one wrong admin secret from this address (in this process if the counts fail)."""
+    key = limit_key("ip", address)
+    try:
+        limiter.limiter.hit(ADMIN_FAILURES, _ADMIN_SCOPE, key)
+    except Exception:  # noqa: BLE001 - still counted, per process, so guessing stays limited
+        _fallback().hit(ADMIN_FAILURES, _ADMIN_SCOPE, key)
 
 
 def retry_after_seconds(limiter: Limiter, address: str | None) -> int:
     """Seconds until the address may try an admin secret again."""
+    key = limit_key("ip", address)
+    resets = [_fallback().get_window_stats(ADMIN_FAILURES, _ADMIN_SCOPE, key).reset_time]
     try:
-        reset, _ = limiter.limiter.get_window_stats(
-            ADMIN_FAILURES, "admin-failures", limit_key("ip", address)
-        )
-    except Exception:  # noqa: BLE001
-        return 60
-    return max(1, round(reset - time.time()))
+        resets.append(limiter.limiter.get_window_stats(ADMIN_FAILURES, _ADMIN_SCOPE, key)[0])
+    except Exception:  # noqa: BLE001 - unreadable: a whole window
+        resets.append(time.time() + ADMIN_FAILURES.get_expiry())
+    return max(1, round(max(resets) - time.time()))

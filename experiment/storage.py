@@ -43,6 +43,19 @@ __all__ = ["Participant", "SaveResult", "Storage", "hash_token", "metadata", "no
 
 _ASSIGNMENT_LOCK = "list_assignment_lock"
 
+# Built once: these run on every request of a session, and building a statement costs more
+# CPU than running it on SQLite.
+_BY_TOKEN = sa.select(participants).where(participants.c.token_hash == sa.bindparam("token_hash"))
+_TRIAL_INDICES = (
+    sa.select(trials.c.trial_index)
+    .where(trials.c.participant_id == sa.bindparam("participant_id"))
+    .order_by(trials.c.trial_index)
+)
+_ANSWERED_BEFORE = sa.select(sa.func.count()).where(
+    trials.c.participant_id == sa.bindparam("participant_id"),
+    trials.c.trial_index < sa.bindparam("trial_index"),
+)
+
 
 def now() -> dt.datetime:
     """The current time in UTC (every timestamp is stored in UTC)."""
@@ -175,13 +188,19 @@ class Storage:
             ).first()
         return _participant(row) if row else None
 
-    def participant_by_token(self, token: str) -> Participant | None:
-        """The participant a session token belongs to, if any."""
-        with self.engine.connect() as connection:
-            row = connection.execute(
-                sa.select(participants).where(participants.c.token_hash == hash_token(token))
-            ).first()
+    def participant_by_token(
+        self, token: str, connection: sa.Connection | None = None
+    ) -> Participant | None:
+        """The participant a session token belongs to, if any (on ``connection`` if given)."""
+        if connection is None:
+            with self.engine.connect() as own:
+                return self.participant_by_token(token, own)
+        row = connection.execute(_BY_TOKEN, {"token_hash": hash_token(token)}).first()
         return _participant(row) if row else None
+
+    def reading(self) -> sa.Connection:
+        """A connection for several reads of one request (use it as a context manager)."""
+        return self.engine.connect()
 
     def list_counts(self, study_id: str, *, simulated: bool = False) -> dict[str, int]:
         """Participants per list who still take part (started or completed).
@@ -395,25 +414,26 @@ class Storage:
         with self.engine.connect() as connection:
             return [_trial(names, row) for row in connection.execute(query)]
 
-    def answered_before(self, participant_id: str, trial_index: int) -> int:
+    def answered_before(
+        self, participant_id: str, trial_index: int, connection: sa.Connection | None = None
+    ) -> int:
         """How many of the positions before ``trial_index`` hold an answer."""
-        with self.engine.connect() as connection:
-            return connection.execute(
-                sa.select(sa.func.count()).where(
-                    trials.c.participant_id == participant_id,
-                    trials.c.trial_index < trial_index,
-                )
-            ).scalar_one()
+        if connection is None:
+            with self.engine.connect() as own:
+                return self.answered_before(participant_id, trial_index, own)
+        return connection.execute(
+            _ANSWERED_BEFORE, {"participant_id": participant_id, "trial_index": trial_index}
+        ).scalar_one()
 
-    def trial_indices(self, participant_id: str) -> list[int]:
+    def trial_indices(
+        self, participant_id: str, connection: sa.Connection | None = None
+    ) -> list[int]:
         """The positions a participant has answered, ascending."""
-        with self.engine.connect() as connection:
-            rows = connection.execute(
-                sa.select(trials.c.trial_index)
-                .where(trials.c.participant_id == participant_id)
-                .order_by(trials.c.trial_index)
-            )
-            return [index for (index,) in rows]
+        if connection is None:
+            with self.engine.connect() as own:
+                return self.trial_indices(participant_id, own)
+        rows = connection.execute(_TRIAL_INDICES, {"participant_id": participant_id})
+        return [index for (index,) in rows]
 
     def trials(self, study_id: str | None = None) -> Iterator[TrialRecord]:
         """Every stored trial as a record, by participant and position."""

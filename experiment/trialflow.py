@@ -110,10 +110,11 @@ class TrialDesk:
         self._check_open(participant)
         planned = self._planned_at(participant, index)
         storage = self.service.storage
-        stored = set(storage.trial_indices(participant.participant_id))
+        with storage.reading() as connection:
+            stored = set(storage.trial_indices(participant.participant_id, connection))
+            served = self._journal.served_counts(participant.participant_id, connection)
         if index in stored:
             raise ApiError(409, f"trial {index} is already answered", answered=True)
-        served = self._journal.served(participant.participant_id)
         if index not in served:
             missing = next((i for i in range(index) if i not in served), None)
             if missing is not None:
@@ -124,7 +125,7 @@ class TrialDesk:
                 409, "the answers to earlier trials have not arrived yet", waiting_for=waiting
             )
         self._journal.record_serve(participant.participant_id, index, participant.browser)
-        times = served[index].times + 1 if index in served else 1
+        times = served.get(index, 0) + 1
         item = self.service.stimuli.get(planned.item_id)
         return {"trial": served_content(item, planned), "times_served": times, "restart": times > 1}
 
@@ -144,13 +145,15 @@ class TrialDesk:
         planned = self._planned_at(participant, data["trial_index"])
         # Not served first: a forged answer must not learn which item a position holds.
         index = planned.trial_index
-        served = self._journal.served(participant.participant_id, index).get(index)
+        storage = self.service.storage
+        with storage.reading() as connection:
+            served = self._journal.served(participant.participant_id, index, connection).get(index)
+            answered = storage.answered_before(participant.participant_id, index, connection)
         if served is None:
             raise ApiError(422, f"trial {index} was not served")
         if (data["item_id"], data["task"]) != (planned.item_id, planned.task):
             raise ApiError(422, f"trial {index} shows another item or task")
-        storage = self.service.storage
-        if storage.answered_before(participant.participant_id, index) != index:
+        if answered != index:
             stored = set(storage.trial_indices(participant.participant_id))
             missing = next(i for i in range(index) if i not in stored)
             raise ApiError(

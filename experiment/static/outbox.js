@@ -7,8 +7,11 @@
  * and again after a reload. 401 means the session moved to another browser: sending stops
  * (`onStop(reason)` is called). Other 4xx answers mean the body itself is refused: the entry
  * moves to a "rejected" list (kept in localStorage for inspection) so that it cannot block the
- * entries after it. `add()` returns a promise of the server's reply to that entry (its JSON on
- * 2xx, null otherwise), for screens that show what the server made of an answer.
+ * entries after it, and `onReject(entry, message)` is called. The server takes answers in
+ * order, so the trial answers queued behind a refused one would all be refused in turn: they
+ * are withheld (moved to the same list) instead of sent, and the page has the trials answered
+ * again (see study.js). `add()` returns a promise of the server's reply to that entry (its
+ * JSON on 2xx, null otherwise), for screens that show what the server made of an answer.
  */
 var TracktaleOutbox = (function () {
   "use strict";
@@ -92,6 +95,7 @@ var TracktaleOutbox = (function () {
       this.token = token;
       this.onChange = options.onChange || (() => {});
       this.onStop = options.onStop || (() => {});
+      this.onReject = options.onReject || (() => {});
       this.maxDelayMs = options.maxDelayMs || 30000;
       this.replies = new Map(); // entry id -> resolve(reply), for entries added on this page
       this.entries = store.get("outbox") || [];
@@ -164,16 +168,13 @@ var TracktaleOutbox = (function () {
         const entry = this.entries[0];
         const outcome = await this.send(entry);
         if (outcome.kind === "ack" || outcome.kind === "reject") {
-          if (outcome.kind === "reject") {
-            const rejected = this.store.get("rejected") || [];
-            rejected.push({ entry: entry, error: outcome.message });
-            this.store.set("rejected", rejected);
-            console.error("tracktale: the server refused a write:", outcome.message, entry);
-          }
           this.entries.shift();
+          const withheld = outcome.kind === "reject" ? this.reject(entry, outcome.message) : [];
           this.failures = 0;
           this.persist();
           this.settle(entry, outcome.data || null);
+          withheld.forEach((later) => this.settle(later, null));
+          if (outcome.kind === "reject") this.onReject(entry, outcome.message);
         } else if (outcome.kind === "stop") {
           this.stopped = true;
           this.onChange(this.state());
@@ -192,6 +193,23 @@ var TracktaleOutbox = (function () {
         if (this.entries.length === 0) waiter.resolve();
         else waiter.reject(new Error("session moved to another browser"));
       }
+    }
+
+    /** Keep a refused entry aside (and the trial answers behind it); returns those withheld. */
+    reject(entry, message) {
+      const rejected = this.store.get("rejected") || [];
+      rejected.push({ entry: entry, error: message });
+      console.error("tracktale: the server refused a write:", message, entry);
+      let withheld = [];
+      if (entry.meta.kind === "trial") {
+        withheld = this.entries.filter((e) => e.meta.kind === "trial");
+        this.entries = this.entries.filter((e) => e.meta.kind !== "trial");
+        withheld.forEach((later) =>
+          rejected.push({ entry: later, error: "withheld: an earlier answer was refused" })
+        );
+      }
+      this.store.set("rejected", rejected);
+      return withheld;
     }
 
     async send(entry) {

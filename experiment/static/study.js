@@ -52,6 +52,29 @@
     if (study && study.jsPsych) study.jsPsych.abortExperiment("");
   }
 
+  /**
+   * Stop after the server refused an answer. Answers are taken in order, so the study cannot
+   * go on past it; reloading resumes the session, and the server serves the refused trial
+   * (and any withheld after it) again, counted as a restart.
+   */
+  function stopRefused(reason) {
+    if (stopped) return;
+    stopped = true;
+    const text = [
+      "Sorry: our server could not accept your last answer (" + reason + ").",
+      "Your earlier answers are saved. Press Continue to see that story again and answer it.",
+      "If this message comes back, please contact the researcher through Prolific.",
+    ];
+    overlay.innerHTML =
+      '<div class="tt-screen tt-refused">' + paragraphs(text) +
+      '<button type="button" class="jspsych-btn tt-continue">Continue</button></div>';
+    overlay.hidden = false;
+    if (badge) badge.hidden = true;
+    overlay.querySelector(".tt-continue").addEventListener("click", () => window.location.reload());
+    const study = window.tracktaleStudy;
+    if (study && study.jsPsych) study.jsPsych.abortExperiment("");
+  }
+
   function prolificParam(name) {
     const value = params.get(name);
     // Prolific's own placeholders, left unreplaced in a preview link, are not ids.
@@ -109,6 +132,11 @@
         const { status, data } = await postJson("/api/serve", { trial_index: index }, this.session.token);
         if (status === 200) return data.trial;
         if (status === 409 && data.waiting_for) {
+          if (this.outbox.pendingTrialIndices().length === 0) {
+            // The server waits for answers this page no longer holds (refused): ask again.
+            stopRefused(data.error || "answers missing");
+            continue;
+          }
           // Too many answers still queued (offline): send them before the next story.
           showMessage(["Saving your answers, please keep this window open..."]);
           await this.outbox.drain().catch(() => null);
@@ -331,6 +359,7 @@
     const outbox = new Outbox(store, session.token, {
       onChange: showSaveState,
       onStop: (reason) => { if (reason === "taken_over") stopTakenOver(); },
+      onReject: (entry, message) => { if (entry.meta.kind === "trial") stopRefused(message); },
     });
     outbox.kick();
     target.replaceChildren();

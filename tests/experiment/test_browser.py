@@ -11,8 +11,10 @@ completion code, then the browser is sent to Prolific's completion URL, and reop
 shows the code again. The database must hold every trial exactly once with plausible browser
 and server times, and the page must log no error (the content security policy lets jsPsych's
 font load). A second test opens the session in a second browser, which stops the first with a
-full-screen message. Screenshots of every screen type go to test-artifacts/browser/. The time
-limits are shortened (3 s / 4 s) so that the timeout costs seconds, not a minute.
+full-screen message; another has the server refuse one answer, after which the page stops,
+the trial is asked again after a reload and no later answer is refused. Screenshots of every
+screen type go to test-artifacts/browser/. The time limits are shortened (3 s / 4 s) so that
+the timeout costs seconds, not a minute.
 """
 
 from __future__ import annotations
@@ -469,3 +471,57 @@ def test_a_second_browser_takes_over_and_the_first_stops_with_a_message(
     kinds = [event.kind for event in storage.journal.events(person.participant_id)]
     assert kinds == ["started", "consent", "takeover"]
     assert storage.journal.browser_counts() == {person.participant_id: 2}
+
+
+def test_a_refused_answer_is_asked_again_and_does_not_refuse_the_answers_after_it(
+    browser, app, storage, human_set
+):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    refused = []
+    statuses = []
+
+    def refuse_the_third_answer(route):
+        body = route.request.post_data_json or {}
+        if body.get("trial_index") == 2 and not refused:
+            refused.append(body)  # as the server refuses a body it cannot accept
+            route.fulfill(status=400, json={"error": "field 'response' has an invalid format"})
+        else:
+            route.continue_()
+
+    context.route("**/api/trials", refuse_the_third_answer)
+    page.on(
+        "response",
+        lambda r: statuses.append(r.status) if r.url.endswith("/api/trials") else None,
+    )
+    screens = ".tt-refused, .tt-reading, .tt-text-response, .tt-choice, .tt-feedback, .tt-info"
+    with serve_in_thread(app) as server:
+        page.goto(server.url + "/?PROLIFIC_PID=REFUSED01&SESSION_ID=SESSION9")
+        page.get_by_role("button", name="I agree").click()
+        who = Participant(page, human_set)
+        stopped = False
+        while len(storage.trial_indices(storage.participants()[0].participant_id)) < 6:
+            page.wait_for_selector(screens, state="attached", timeout=15000)
+            if page.locator(".tt-refused").count():
+                assert (
+                    "could not accept your last answer" in page.locator(".tt-refused").inner_text()
+                )
+                page.wait_for_timeout(300)
+                stopped = True
+                page.get_by_role("button", name="Continue").click()  # reloads the page
+                page.wait_for_load_state()
+            elif page.locator(".tt-reading").count():
+                who.read()
+            elif page.locator(".tt-text-response").count():
+                who.type_answer()
+            elif page.locator(".tt-choice").count():
+                who.choose()
+            else:  # feedback or an information screen
+                page.locator("#jspsych-html-button-response-btngroup button").first.click()
+            assert who.answered < 14, "the refused trial was never answered again"
+    context.close()
+    assert refused and stopped
+    assert 422 not in statuses  # no later answer was refused for coming after the missing one
+    by_position = {record.trial_index: record for record in storage.trials()}
+    assert sorted(by_position) == list(range(len(by_position)))
+    assert by_position[2].restarts == 1  # served again, and the server counted it

@@ -132,6 +132,40 @@ def test_wrong_bearer_secrets_are_rate_limited_like_the_login_form(client):
     assert client.post("/api/session", json=body, headers=wrong).status_code == 429
 
 
+def _break_the_counts(monkeypatch, *methods):
+    import sqlite3
+
+    from tracktale.experiment.ratelimit import SQLiteLimitsStorage
+
+    def broken(*_args, **_kwargs):
+        raise sqlite3.OperationalError("disk I/O error")
+
+    for method in methods:
+        monkeypatch.setattr(SQLiteLimitsStorage, method, broken)
+
+
+def test_admin_secrets_are_refused_while_the_counts_cannot_be_read(client, monkeypatch):
+    _break_the_counts(monkeypatch, "get", "get_expiry", "incr")
+    wrong = {"Authorization": "Bearer not-the-secret-at-all"}
+    statuses = [client.get("/admin/", headers=wrong).status_code for _ in range(12)]
+    assert set(statuses) == {429}  # fails closed: no secret is compared, so none is guessed
+    assert client.post("/admin/login", data={"secret": "wrong"}).status_code == 429
+    reply = client.get("/admin/", headers=BEARER)
+    assert reply.status_code == 429 and int(reply.headers["Retry-After"]) >= 1
+    # Participants are not refused: their limits fail open (a trial must never be lost).
+    assert client.post("/api/session", json={"prolific_pid": "PIDbroken01"}).status_code == 200
+
+
+def test_wrong_admin_secrets_are_still_limited_when_the_counts_cannot_be_written(
+    client, monkeypatch
+):
+    _break_the_counts(monkeypatch, "incr")
+    wrong = {"Authorization": "Bearer not-the-secret-at-all"}
+    statuses = [client.get("/admin/", headers=wrong).status_code for _ in range(12)]
+    assert statuses[:10] == [403] * 10 and statuses[10:] == [429, 429]
+    assert client.post("/admin/login", data={"secret": "wrong"}).status_code == 429
+
+
 def test_signing_out_revokes_the_cookie(client):
     assert client.post("/admin/login", data={"secret": ADMIN_SECRET}).status_code == 302
     cookie = client.get_cookie("tracktale_admin")

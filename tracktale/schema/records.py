@@ -15,7 +15,7 @@ study database can add its column to an existing table (``experiment.tables``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Annotated, Any, Literal
 
 from tracktale.schema.fields import FREE_TEXT, IDENTIFIER, MAX_MS, Sent, Stored, number, text
@@ -130,7 +130,9 @@ class TrialRecord:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (a database or export row)."""
-        return asdict(self)
+        # Every field is a plain value: a shallow copy equals asdict without its deep copies
+        # (this runs on every saved trial).
+        return {field.name: getattr(self, field.name) for field in fields(self)}
 
     @property
     def flag_set(self) -> frozenset[str]:
