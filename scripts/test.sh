@@ -34,6 +34,8 @@ done
 echo "==> ruff"
 ruff check .
 ruff format --check .
+echo "==> mypy"
+python scripts/typecheck.py
 echo "==> eslint and the front end's node tests"
 (cd experiment/frontend && npm run --silent lint && npm test --silent)
 echo "==> pytest"
