@@ -231,7 +231,40 @@ def models() -> None:
     help="completions backend: prompts sent in one request where the server takes a list "
     "[default: 16].",
 )
-def score(**options) -> None:
+def score(
+    *,
+    stimuli_dir: Path,
+    model_id: str,
+    gguf_file: str | None,
+    revision: str | None,
+    revisions: str | None,
+    task: str,
+    out: Path | None,
+    calibrate: bool,
+    dtype: str,
+    device: str,
+    max_memory: str | None,
+    offload_folder: Path | None,
+    batch_size: int | None,
+    bos: str,
+    prompt_format: str,
+    max_new_tokens: int | None,
+    temperature: float,
+    num_samples: int,
+    sampling_seed: int,
+    rerun_truncated: bool,
+    rerun_max_new_tokens: int | None,
+    word_surprisal: bool,
+    roles: str,
+    limit: int | None,
+    rescore: bool,
+    backend: str,
+    base_url: str | None,
+    api_key_env: str | None,
+    concurrency: int | None,
+    request_timeout: float | None,
+    prompts_per_request: int | None,
+) -> None:
     """Score a model (and its revisions) on a stimulus set into a results store.
 
     Resumable: rows already in the store are skipped, and a revision with nothing missing is not
@@ -241,36 +274,44 @@ def score(**options) -> None:
     from tracktale.models.runner import ScoringJob, run_scoring
     from tracktale.models.tasks import TaskOptions
 
-    if options["revision"] and options["revisions"]:
+    if revision and revisions:
         raise click.UsageError("give --revision or --revisions, not both")
-    revisions = parse_revisions(options["revisions"] or options["revision"])
-    out = options["out"] or data_dir() / "results"
     job = ScoringJob(
-        stimuli=options["stimuli_dir"],
-        model_id=options["model_id"],
-        out=out,
-        revisions=revisions,
-        tasks=TASK_CHOICES[options["task"]],
+        stimuli=stimuli_dir,
+        model_id=model_id,
+        out=out or data_dir() / "results",
+        revisions=parse_revisions(revisions or revision),
+        tasks=TASK_CHOICES[task],
         options=TaskOptions(
-            calibrate=options["calibrate"],
-            prompt_format=options["prompt_format"],
-            max_new_tokens=options["max_new_tokens"],
-            word_surprisal=options["word_surprisal"],
-            temperature=options["temperature"],
-            num_samples=options["num_samples"],
-            sampling_seed=options["sampling_seed"],
-            rerun_truncated=options["rerun_truncated"],
-            rerun_max_new_tokens=options["rerun_max_new_tokens"],
+            calibrate=calibrate,
+            prompt_format=prompt_format,
+            max_new_tokens=max_new_tokens,
+            word_surprisal=word_surprisal,
+            temperature=temperature,
+            num_samples=num_samples,
+            sampling_seed=sampling_seed,
+            rerun_truncated=rerun_truncated,
+            rerun_max_new_tokens=rerun_max_new_tokens,
         ),
-        backend=options["backend"],
-        dtype=options["dtype"],
-        device=options["device"],
-        batch_size=options["batch_size"],
-        bos=options["bos"],
-        roles=tuple(part.strip() for part in options["roles"].split(",") if part.strip()),
-        limit=options["limit"],
-        rescore=options["rescore"],
-        backend_options=_backend_options(options),
+        backend=backend,
+        dtype=dtype,
+        device=device,
+        batch_size=batch_size,
+        bos=bos,
+        roles=tuple(part.strip() for part in roles.split(",") if part.strip()),
+        limit=limit,
+        rescore=rescore,
+        # The backend's own options that were given (the runner checks they fit the backend).
+        backend_options=_given(
+            max_memory=max_memory,
+            offload_folder=None if offload_folder is None else str(offload_folder),
+            gguf_file=gguf_file,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            concurrency=concurrency,
+            request_timeout=request_timeout,
+            prompts_per_request=prompts_per_request,
+        ),
     )
     _quiet_libraries()
     with scoring_reporter() as reporter:
@@ -306,24 +347,9 @@ def install_default_command() -> None:
     )
 
 
-_BACKEND_FLAGS = (
-    "max_memory",
-    "offload_folder",
-    "gguf_file",
-    "base_url",
-    "api_key_env",
-    "concurrency",
-    "request_timeout",
-    "prompts_per_request",
-)
-
-
-def _backend_options(options: dict) -> dict:
-    """The backend's own options that were given (the runner checks they fit the backend)."""
-    given = {name: options[name] for name in _BACKEND_FLAGS if options[name] is not None}
-    if "offload_folder" in given:
-        given["offload_folder"] = str(given["offload_folder"])
-    return given
+def _given(**options: Any) -> dict[str, Any]:
+    """The options that were given on the command line (not left at None)."""
+    return {name: value for name, value in options.items() if value is not None}
 
 
 def _quiet_libraries() -> None:

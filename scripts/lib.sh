@@ -85,13 +85,16 @@ install_system_packages() {
 }
 
 # The study's browser front end (jsPsych) from the npm registry, pinned by package-lock.json.
+# install_frontend dev: also its devDependencies, the tools that check our scripts (ESLint,
+# jsdom for the node tests), which need Node.js 20.19 or newer.
 install_frontend() {
-  local dir=experiment/frontend
+  local dir=experiment/frontend omit=(--omit=dev)
   [ -f "$dir/package.json" ] || return 0
   if ! command -v npm >/dev/null 2>&1; then
     echo "tracktale: error: npm (Node.js 18+) is needed for the study's front end" >&2
     return 1
   fi
-  echo "==> installing the study front end (npm ci)"
-  (cd "$dir" && npm ci --silent --no-audit --no-fund)
+  if [ "${1:-}" = dev ]; then omit=(); fi
+  echo "==> installing the study front end (npm ci ${omit[*]:-with its checking tools})"
+  (cd "$dir" && npm ci --silent --no-audit --no-fund "${omit[@]}")
 }

@@ -9,7 +9,7 @@ install_system_packages
 make_venv .venv "[test]"
 install_default_model .venv
 install_completions_engine .venv
-install_frontend
+install_frontend dev
 export PATH="$PWD/.venv/bin:$PATH"
 
 # Tests that need a service fail instead of skipping when this script has set it up.
@@ -34,6 +34,10 @@ done
 echo "==> ruff"
 ruff check .
 ruff format --check .
+echo "==> mypy"
+python scripts/typecheck.py
+echo "==> eslint and the front end's node tests"
+(cd experiment/frontend && npm run --silent lint && npm test --silent)
 echo "==> pytest"
 python -m pytest "$@"
 echo "==> wheel"

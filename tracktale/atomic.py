@@ -7,7 +7,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from tracktale.errors import TracktaleError
 
@@ -18,7 +18,7 @@ def atomic_write(
     mode: str = "w",
     encoding: str | None = "utf-8",
     newline: str | None = "\n",
-) -> Iterator[IO]:
+) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path`` and rename it over ``path`` on success.
 
     The data is flushed and fsynced before the rename, so a crash (even ``kill -9``) leaves
@@ -41,9 +41,8 @@ def atomic_write(
     try:
         # mkstemp creates the file readable by its owner only; give it the usual permissions.
         os.chmod(tmp_name, 0o666 & ~_current_umask())
-        with os.fdopen(
-            fd, mode, **({} if binary else {"encoding": encoding, "newline": newline})
-        ) as handle:
+        text_options: dict[str, Any] = {} if binary else {"encoding": encoding, "newline": newline}
+        with os.fdopen(fd, mode, **text_options) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())

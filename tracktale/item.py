@@ -135,7 +135,9 @@ class Item:
     def to_json(self) -> str:
         """One canonical JSON line (sorted keys, no extra whitespace)."""
         if self._line is None:
-            object.__setattr__(self, "_line", canonical_json(self.to_dict()))
+            line = canonical_json(self.to_dict())
+            object.__setattr__(self, "_line", line)
+            return line
         return self._line
 
 

@@ -222,7 +222,9 @@ def _score_models(options: RunOptions, model_dir: Path, say: Callable[[str], Non
         "per cell and template; --full-protocol for all)"
     )
     revisions = parse_revisions(list(options.revisions) if options.revisions else None)
-    runs = [(DEFAULT_MODEL_ID, [None])] if options.default_model else []
+    runs: list[tuple[str, list[str | None]]] = (
+        [(DEFAULT_MODEL_ID, [None])] if options.default_model else []
+    )
     runs += [
         (model_id, revisions)
         for model_id in dict.fromkeys(map(canonical_model_id, options.models))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import abc
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,6 +152,34 @@ class Scorer(abc.ABC):
     """A language model that can be asked for log-probabilities and greedy generations."""
 
     info: ModelInfo
+
+    @abc.abstractmethod
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        revision: str | None = None,
+        dtype: str = "float32",
+        device: str = "auto",
+        batch_size: int | None = None,
+        bos: str = "auto",
+        notify: Callable[[str], None] | None = None,
+        **backend_options: Any,
+    ) -> None:
+        """Load the model: the constructor every backend has, as ``load_scorer`` calls it.
+
+        Args:
+            model_id: Hub id, local folder or endpoint model name.
+            revision: Branch, tag or commit (``None``: the default branch).
+            dtype: ``float32``, ``bfloat16`` or ``float16`` (what a backend cannot choose it
+                records as it is).
+            device: ``auto``, ``cpu``, ``cuda``, ``cuda:1``, ...
+            batch_size: Requests per batch (``None``: the backend's default).
+            bos: The BOS policy (``auto``, ``add``, ``none``).
+            notify: Called with one line for what the user should know while loading.
+            **backend_options: The backend's own keywords (``gguf_file``, ``base_url``, ...),
+                declared by the backend's own constructor.
+        """
 
     @abc.abstractmethod
     def conditional_score(self, requests: Sequence[ChoiceRequest]) -> list[list[TokenScores]]:

@@ -13,6 +13,7 @@
  * again (see study.js). `add()` returns a promise of the server's reply to that entry (its
  * JSON on 2xx, null otherwise), for screens that show what the server made of an answer.
  */
+/* exported TracktaleOutbox */
 var TracktaleOutbox = (function () {
   "use strict";
 

@@ -7,6 +7,7 @@
  * the practice feedback (the server's verdict, from its reply to the answer) or, when a main
  * trial's time ran out, a short notice. Every answer goes into the persistent outbox at once.
  */
+/* exported TracktaleTrials */
 var TracktaleTrials = (function () {
   "use strict";
 

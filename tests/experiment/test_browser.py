@@ -391,6 +391,7 @@ def test_our_plugins_simulate_in_data_only_and_visual_mode(browser, app):
         page.goto(server.url + "/healthz")
         for script in (
             "/vendor/jspsych.js",
+            "/static/plugin-helpers.js",
             "/static/plugins/timed-reading.js",
             "/static/plugins/timed-text-response.js",
             "/static/plugins/timed-choice.js",

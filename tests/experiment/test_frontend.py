@@ -31,6 +31,24 @@ def test_jspsych_comes_from_npm_pinned_by_the_lock_file():
     assert served <= set(manifest["dependencies"])
 
 
+def test_the_checking_tools_are_pinned_dev_dependencies_never_installed_for_serving():
+    manifest = json.loads((FRONTEND / "package.json").read_text())
+    lock = json.loads((FRONTEND / "package-lock.json").read_text())
+    tools = manifest["devDependencies"]
+    assert {"eslint", "jsdom"} <= set(tools)
+    assert not set(tools) & set(manifest["dependencies"])
+    for name, version in tools.items():
+        assert re.fullmatch(r"\d+\.\d+\.\d+", version), f"{name} is not pinned"
+        assert lock["packages"][f"node_modules/{name}"]["version"] == version
+        assert lock["packages"][f"node_modules/{name}"]["dev"] is True
+    assert (FRONTEND / "eslint.config.js").is_file()
+    assert "eslint" in manifest["scripts"]["lint"]
+    assert manifest["scripts"]["test"].startswith("node --test")
+    source = (REPO_ROOT / "experiment" / "frontend.py").read_text()
+    assert '"ci", "--omit=dev"' in source
+    assert "install_frontend dev" in (REPO_ROOT / "scripts" / "test.sh").read_text()
+
+
 def test_no_third_party_javascript_is_copied_into_the_repository():
     for path in OUR_JS:
         text = path.read_text()
@@ -38,7 +56,9 @@ def test_no_third_party_javascript_is_copied_into_the_repository():
         assert "Copyright" not in text and "@license" not in text
     modules = FRONTEND / "node_modules"
     if modules.is_dir():
-        vendored = {hashlib.sha256(p.read_bytes()).hexdigest() for p in modules.rglob("*.js")}
+        # Some packages are folders named like scripts (decimal.js, which jsdom uses).
+        scripts = [p for p in modules.rglob("*.js") if p.is_file()]
+        vendored = {hashlib.sha256(p.read_bytes()).hexdigest() for p in scripts}
         ours = {hashlib.sha256(p.read_bytes()).hexdigest() for p in OUR_JS}
         assert not vendored & ours
 

@@ -6,8 +6,11 @@
  * timed_out: true`. The response time runs from the moment the options are on screen
  * (reading the question and options included). Texts are inserted as text, never as HTML.
  */
+/* exported jsPsychTimedChoice */
 var jsPsychTimedChoice = (function (jspsych) {
   "use strict";
+
+  const { timerBar, finishOnce, elapsedMs } = TracktalePluginHelpers;
 
   const SIDES = ["left", "right"];
 
@@ -77,21 +80,18 @@ var jsPsychTimedChoice = (function (jspsych) {
       display_element.replaceChildren(root);
 
       const start = performance.now();
-      let finished = false;
       let listener = null;
-      const finish = (index, input) => {
-        if (finished) return;
-        finished = true;
+      const finish = finishOnce((index, input) => {
         if (listener) this.jsPsych.pluginAPI.cancelKeyboardResponse(listener);
         const chosen = index === null ? null : SIDES[index];
         this.jsPsych.finishTrial({
           choice: chosen,
           response: index === null ? null : trial.options[index],
-          rt: index === null ? null : Math.round((performance.now() - start) * 10) / 10,
+          rt: index === null ? null : elapsedMs(start),
           timed_out: index === null,
           input: input,
         });
-      };
+      });
       listener = this.jsPsych.pluginAPI.getKeyboardResponse({
         callback_function: (info) => {
           const key = String(info.key).toLowerCase();
@@ -139,16 +139,6 @@ var jsPsychTimedChoice = (function (jspsych) {
     }
   }
   TimedChoicePlugin.info = info;
-
-  function timerBar(duration) {
-    const bar = document.createElement("div");
-    bar.className = "tt-timer";
-    const fill = document.createElement("div");
-    fill.className = "tt-timer-fill";
-    fill.style.animationDuration = duration + "ms";
-    bar.appendChild(fill);
-    return bar;
-  }
 
   return TimedChoicePlugin;
 })(jsPsychModule);

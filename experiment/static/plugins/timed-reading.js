@@ -6,8 +6,11 @@
  * performance.now() from the moment the text is on screen. The text is inserted as text
  * (never as HTML).
  */
+/* exported jsPsychTimedReading */
 var jsPsychTimedReading = (function (jspsych) {
   "use strict";
+
+  const { timerBar, finishOnce, elapsedMs } = TracktalePluginHelpers;
 
   const info = {
     name: "timed-reading",
@@ -64,19 +67,15 @@ var jsPsychTimedReading = (function (jspsych) {
       display_element.replaceChildren(root);
 
       const start = performance.now();
-      let finished = false;
       let listener = null;
-      const finish = (endedBy) => {
-        if (finished) return;
-        finished = true;
+      const finish = finishOnce((endedBy) => {
         if (listener) this.jsPsych.pluginAPI.cancelKeyboardResponse(listener);
-        const elapsed = performance.now() - start;
         this.jsPsych.finishTrial({
-          reading_time_ms: Math.round(elapsed * 10) / 10,
+          reading_time_ms: elapsedMs(start),
           timed_out: endedBy === "timeout",
           ended_by: endedBy,
         });
-      };
+      });
       listener = this.jsPsych.pluginAPI.getKeyboardResponse({
         callback_function: () => finish("key"),
         valid_responses: [trial.continue_key],
@@ -119,16 +118,6 @@ var jsPsychTimedReading = (function (jspsych) {
     }
   }
   TimedReadingPlugin.info = info;
-
-  function timerBar(duration) {
-    const bar = document.createElement("div");
-    bar.className = "tt-timer";
-    const fill = document.createElement("div");
-    fill.className = "tt-timer-fill";
-    fill.style.animationDuration = duration + "ms";
-    bar.appendChild(fill);
-    return bar;
-  }
 
   return TimedReadingPlugin;
 })(jsPsychModule);

@@ -8,8 +8,11 @@
  * ends with `response: null, timed_out: true`. The response time runs from the moment the
  * probe is on screen (reading the probe included) to the submission.
  */
+/* exported jsPsychTimedTextResponse */
 var jsPsychTimedTextResponse = (function (jspsych) {
   "use strict";
+
+  const { timerBar, finishOnce, elapsedMs } = TracktalePluginHelpers;
 
   const info = {
     name: "timed-text-response",
@@ -89,11 +92,8 @@ var jsPsychTimedTextResponse = (function (jspsych) {
       input.focus();
 
       const start = performance.now();
-      let finished = false;
-      const finish = (response, how) => {
-        if (finished) return;
-        finished = true;
-        const rt = response === null ? null : Math.round((performance.now() - start) * 10) / 10;
+      const finish = finishOnce((response, how) => {
+        const rt = response === null ? null : elapsedMs(start);
         this.jsPsych.finishTrial({
           response: response,
           rt: rt,
@@ -101,11 +101,12 @@ var jsPsychTimedTextResponse = (function (jspsych) {
           input: response === null ? null : how,
           probe: trial.probe,
         });
-      };
+      });
       const submit = (how) => {
         // Trimmed as the server strips (Python's whitespace includes U+001C-U+001F and
         // U+0085, which String.trim keeps), so that the page refuses every blank answer the
         // server would refuse; lone surrogates (broken pasted text) become U+FFFD.
+        // eslint-disable-next-line no-control-regex -- the control characters are the point
         let value = input.value.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/g, "");
         if (typeof value.toWellFormed === "function") value = value.toWellFormed();
         if (value) finish(value, how);
@@ -159,16 +160,6 @@ var jsPsychTimedTextResponse = (function (jspsych) {
     }
   }
   TimedTextResponsePlugin.info = info;
-
-  function timerBar(duration) {
-    const bar = document.createElement("div");
-    bar.className = "tt-timer";
-    const fill = document.createElement("div");
-    fill.className = "tt-timer-fill";
-    fill.style.animationDuration = duration + "ms";
-    bar.appendChild(fill);
-    return bar;
-  }
 
   return TimedTextResponsePlugin;
 })(jsPsychModule);
