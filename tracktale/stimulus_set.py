@@ -272,7 +272,8 @@ def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
     if data["format"] != FORMAT:
         raise TracktaleError(f"{path} has format {data['format']!r}; this tracktale reads {FORMAT}")
     try:
-        return build_record(Manifest, data, what="manifest field")
+        manifest: Manifest = build_record(Manifest, data, what="manifest field")
+        return manifest
     except TracktaleError as error:
         raise TracktaleError(f"{path}: {error}") from None
 

@@ -85,7 +85,8 @@ def base_type(hint: Any) -> type:
     first = _options(hint)[0][0]
     if typing.get_origin(first) is Literal:
         return type(typing.get_args(first)[0])
-    return first
+    found: type = first
+    return found
 
 
 def choices(hint: Any) -> tuple[Any, ...] | None:
@@ -94,7 +95,7 @@ def choices(hint: Any) -> tuple[Any, ...] | None:
     return typing.get_args(first) if typing.get_origin(first) is Literal else None
 
 
-def _has_default(field: dataclasses.Field) -> bool:
+def _has_default(field: dataclasses.Field[Any]) -> bool:
     return not (
         field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
     )
@@ -126,7 +127,7 @@ def _pydantic_fields(cls: type, sent_only: bool) -> dict[str, Any]:
     return fields
 
 
-def _default(field: dataclasses.Field) -> Any:
+def _default(field: dataclasses.Field[Any]) -> Any:
     if field.default_factory is not dataclasses.MISSING:
         return pydantic.Field(default_factory=field.default_factory)
     return ... if field.default is dataclasses.MISSING else field.default

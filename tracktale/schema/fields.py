@@ -86,7 +86,9 @@ def _matching(pattern: str) -> Callable[[str | None], str | None]:
     return check
 
 
-def text(max_length: int | None = None, pattern: str | None = None, blank: bool = True) -> tuple:
+def text(
+    max_length: int | None = None, pattern: str | None = None, blank: bool = True
+) -> tuple[Any, ...]:
     """The rules of a text field, for ``Annotated[str, *text(...)]``.
 
     Args:
@@ -106,6 +108,6 @@ def text(max_length: int | None = None, pattern: str | None = None, blank: bool 
     return tuple(rules)
 
 
-def number(minimum: float | None = None, maximum: float | None = None) -> tuple:
+def number(minimum: float | None = None, maximum: float | None = None) -> tuple[Any, ...]:
     """The bounds of a number field, for ``Annotated[int, *number(...)]``."""
     return (Field(ge=minimum, le=maximum),)

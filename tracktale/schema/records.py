@@ -16,18 +16,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from tracktale.schema.fields import FREE_TEXT, IDENTIFIER, MAX_MS, Sent, Stored, number, text
 
-TRIAL_TASKS = ("explicit", "implicit", "comprehension")
+TrialTask = Literal["explicit", "implicit", "comprehension"]
+TRIAL_TASKS: tuple[str, ...] = get_args(TrialTask)
 """``explicit``: a typed one-word answer; ``implicit``: a choice between two continuations;
 ``comprehension``: a filler's question about a story detail."""
-SOURCES = ("online", "lab", "simulated")
+Source = Literal["online", "lab", "simulated"]
+SOURCES: tuple[str, ...] = get_args(Source)
 """Where a session ran: the browser study, the PsychoPy lab mode, or a simulated participant."""
-ROLES = ("main", "filler", "practice")
+Role = Literal["main", "filler", "practice"]
+ROLES: tuple[str, ...] = get_args(Role)
 """An item's role (the same as :data:`tracktale.item.ROLES`)."""
-SIDES = ("left", "right")
+Side = Literal["left", "right"]
+SIDES: tuple[str, ...] = get_args(Side)
 """Where the correct option of a two-alternative trial was."""
 TRIAL_FLAGS = (
     "several_answers",
@@ -46,8 +50,10 @@ TRIAL_FLAGS = (
   after the limits).
 - ``times_over_limits``: the browser reports a reading or response time beyond its limit,
   which the page's own timers make impossible."""
-PARTICIPANT_STATUSES = ("started", "completed", "returned", "screened_out")
-GENDERS = ("female", "male", "non-binary", "other", "prefer not to say")
+ParticipantStatus = Literal["started", "completed", "returned", "screened_out"]
+PARTICIPANT_STATUSES: tuple[str, ...] = get_args(ParticipantStatus)
+Gender = Literal["female", "male", "non-binary", "other", "prefer not to say"]
+GENDERS: tuple[str, ...] = get_args(Gender)
 """Answer options of the gender question."""
 
 Count = Annotated[int, *number(minimum=0)]
@@ -101,11 +107,11 @@ class TrialRecord:
     client_trial_id: Annotated[str, Stored(64), Sent(*text(pattern=r"[A-Za-z0-9_-]{8,64}"))]
     participant_id: str
     study_id: str
-    source: Literal[SOURCES]
+    source: Source
     stimulus_sha256: str
     item_id: Annotated[str, Sent(*text(pattern=IDENTIFIER))]
-    role: Literal[ROLES]
-    task: Annotated[Literal[TRIAL_TASKS], Sent()]
+    role: Role
+    task: Annotated[TrialTask, Sent()]
     list_id: str
     block: Count
     trial_index: Annotated[Count, Sent(*number(maximum=10_000))]
@@ -115,7 +121,7 @@ class TrialRecord:
     reading_time_ms: Annotated[Milliseconds, Sent(*number(maximum=MAX_MS))]
     reading_timed_out: Annotated[bool, Sent()]
     response_time_ms: Annotated[Milliseconds | None, Sent(*number(maximum=MAX_MS))]
-    good_side: Literal[SIDES] | None
+    good_side: Side | None
     screen_width: Annotated[Count, Sent(*number(maximum=100_000))]
     screen_height: Annotated[Count, Sent(*number(maximum=100_000))]
     blur_count: Annotated[Count, Sent(*number(maximum=100_000))]
@@ -149,7 +155,8 @@ class TrialRecord:
         """
         from tracktale.schema.derive import build_record  # derive imports this module
 
-        return build_record(cls, data, what="trial field")
+        record: TrialRecord = build_record(cls, data, what="trial field")
+        return record
 
 
 @dataclass(frozen=True)
@@ -178,9 +185,9 @@ class ParticipantRecord:
 
     participant_id: str
     study_id: str
-    source: Literal[SOURCES]
+    source: Source
     list_id: str
-    status: Literal[PARTICIPANT_STATUSES]
+    status: ParticipantStatus
     attentive: bool | None
     no_ai_assistance: bool | None
     age: int | None
@@ -213,7 +220,7 @@ class SurveyAnswers:
     """
 
     age: Annotated[int | None, Sent(*number(minimum=18, maximum=120))]
-    gender: Annotated[Literal[GENDERS], Sent()]
+    gender: Annotated[Gender, Sent()]
     native_language: Annotated[str, Sent(*text(max_length=64, pattern=r"\S.*", blank=False))]
     attentive: Annotated[bool, Sent()]
     no_ai_assistance: Annotated[bool, Sent()]
