@@ -30,6 +30,18 @@ _human_set_option = click.option(
 )
 
 
+def _recency_permutations(default: int, help_text: str) -> Any:
+    """``--recency-permutations B``: the report and ``power`` differ only in default and help."""
+    return click.option(
+        "--recency-permutations",
+        type=click.IntRange(min=0),
+        default=default,
+        show_default=True,
+        metavar="B",
+        help=help_text,
+    )
+
+
 def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
     from tracktale.analysis.data import load_stimulus_sets
 
@@ -108,13 +120,9 @@ def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
     help="glmer's p-values: t with between-within degrees of freedom (items minus item-level "
     "terms for complexity and recency), or lme4's normal reference.",
 )
-@click.option(
-    "--recency-permutations",
-    type=click.IntRange(min=0),
-    default=9999,
-    show_default=True,
-    metavar="B",
-    help="Relabellings of the recency test by item permutation within complexity levels (the "
+@_recency_permutations(
+    9999,
+    "Relabellings of the recency test by item permutation within complexity levels (the "
     "report's recency test; it holds its rate where the models' recency p-values do not); "
     "0 leaves it out.",
 )
@@ -400,13 +408,9 @@ def _params(values: dict[str, Any]) -> Any:
     show_default=True,
     help="glmer's p-values, as in the report (t with between-within df, or lme4's z).",
 )
-@click.option(
-    "--recency-permutations",
-    type=click.IntRange(min=0),
-    default=999,
-    show_default=True,
-    metavar="B",
-    help="With --term recency_c and the report's methods (glm-2way, glmer): count the p of the "
+@_recency_permutations(
+    999,
+    "With --term recency_c and the report's methods (glm-2way, glmer): count the p of the "
     "report's recency test, items permuted within complexity levels, with B relabellings; "
     "0 counts the model's own p.",
 )
