@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine
 
 from tracktale.errors import TracktaleError
+from tracktale.experiment.database import create_storage_engine
 from tracktale.experiment.design import SessionPlan, assign_list
 from tracktale.experiment.groupcommit import GroupCommitter
 from tracktale.experiment.journal import Journal
@@ -96,44 +96,6 @@ class SaveResult:
 
     outcome: str
     client_trial_id: str
-
-
-def create_storage_engine(url: str) -> Engine:
-    """An engine for ``url``; SQLite gets WAL, full fsync, foreign keys and a busy timeout.
-
-    Raises:
-        TracktaleError: If the URL is malformed or its driver is missing.
-    """
-    try:
-        parsed = sa.engine.make_url(url)
-    except sa.exc.ArgumentError:
-        raise TracktaleError(f"not a database URL: {url!r}") from None
-    options: dict[str, Any] = {"pool_pre_ping": True}
-    if parsed.get_backend_name() == "sqlite":
-        database = parsed.database or ""
-        if database and database != ":memory:":
-            from pathlib import Path
-
-            Path(database).parent.mkdir(parents=True, exist_ok=True)
-        options = {"connect_args": {"timeout": 30, "check_same_thread": False}}
-    try:
-        engine = sa.create_engine(parsed, **options)
-    except (ImportError, sa.exc.NoSuchModuleError) as error:
-        raise TracktaleError(f"cannot use database {parsed.render_as_string()}: {error}") from None
-    if parsed.get_backend_name() == "sqlite":
-        sa.event.listen(engine, "connect", _sqlite_pragmas)
-    return engine
-
-
-def _sqlite_pragmas(connection: Any, _record: Any) -> None:
-    cursor = connection.cursor()
-    # WAL lets readers (admin, export) run while participants write; FULL syncs every commit,
-    # so an acknowledged trial survives a power cut.
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute("PRAGMA synchronous=FULL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA busy_timeout=30000")
-    cursor.close()
 
 
 class Storage:

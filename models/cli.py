@@ -6,8 +6,6 @@ transformers and pandas are imported inside the commands only.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +15,13 @@ from rich.table import Table
 
 from tracktale.errors import TracktaleError
 from tracktale.models.registry import backend_names
+from tracktale.models.reporting import LogReporter, err_console, quiet_libraries, scoring_reporter
 from tracktale.models.revisions import PRESET_HELP
 from tracktale.models.tokens import BOS_POLICIES, PROMPT_FORMATS
 from tracktale.scorer import TASKS
 from tracktale.settings import data_dir
 
 console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 TASK_CHOICES = {**{task: (task,) for task in TASKS}, "both": ("implicit", "explicit"), "all": TASKS}
 
@@ -313,20 +311,10 @@ def score(
             prompts_per_request=prompts_per_request,
         ),
     )
-    _quiet_libraries()
+    quiet_libraries()
     with scoring_reporter() as reporter:
         summary = run_scoring(job, reporter)
     _print_summary(job, summary)
-
-
-@contextlib.contextmanager
-def scoring_reporter() -> Iterator[Any]:
-    """A progress bar with rate and ETA on a terminal, else one line per written chunk."""
-    if err_console.is_terminal:
-        with _ProgressReporter() as reporter:
-            yield reporter
-    else:
-        yield _LogReporter()
 
 
 @models.command("install-default")
@@ -339,7 +327,7 @@ def install_default_command() -> None:
     """
     from tracktale.models.gguf import DEFAULT_MODEL_ID, install_default
 
-    _quiet_libraries()
+    quiet_libraries()
     converted = install_default(lambda line: err_console.print(f"tracktale: {line}"))
     console.print(
         f"{DEFAULT_MODEL_ID}: {converted.source.path.name} ({converted.quantization}, sha256 "
@@ -350,87 +338,6 @@ def install_default_command() -> None:
 def _given(**options: Any) -> dict[str, Any]:
     """The options that were given on the command line (not left at None)."""
     return {name: value for name, value in options.items() if value is not None}
-
-
-def _quiet_libraries() -> None:
-    import logging
-
-    logging.getLogger("transformers").setLevel(logging.ERROR)
-    logging.getLogger("huggingface_hub").setLevel(logging.ERROR)
-
-
-class _ProgressReporter:
-    """A rich progress bar with items/s and ETA; notices go to stderr above it."""
-
-    def __enter__(self):
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=err_console,
-            transient=True,
-        )
-        self.progress.start()
-        self.task = self.progress.add_task("planning", total=None, rate="")
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.progress.stop()
-
-    def start(self, total: int) -> None:
-        self.progress.update(self.task, total=total)
-
-    def describe(self, text: str) -> None:
-        self.progress.update(self.task, description=text)
-
-    def advance(self, count: int) -> None:
-        self.progress.advance(self.task, count)
-        speed = self.progress.tasks[0].speed
-        self.progress.update(self.task, rate=f"{speed:.1f} items/s" if speed else "")
-
-    def notice(self, message: str) -> None:
-        self.progress.console.print(f"tracktale: {message}")
-
-
-class _LogReporter:
-    """Progress as plain lines on stderr, one per written chunk (for logs and batch jobs)."""
-
-    def __init__(self) -> None:
-        import time
-
-        self.clock = time.monotonic
-        self.total, self.done, self.what, self.started = 0, 0, "", self.clock()
-
-    def start(self, total: int) -> None:
-        self.total, self.started = total, self.clock()
-
-    def describe(self, text: str) -> None:
-        self.what = text
-
-    def advance(self, count: int) -> None:
-        self.done += count
-        rate = self.done / max(1e-9, self.clock() - self.started)
-        eta = (self.total - self.done) / rate if rate else 0
-        err_console.print(
-            f"tracktale: {self.what}: {self.done}/{self.total} rows, {rate:.1f} items/s, "
-            f"ETA {eta:.0f} s"
-        )
-
-    def notice(self, message: str) -> None:
-        err_console.print(f"tracktale: {message}")
 
 
 def _print_summary(job, summary) -> None:
@@ -555,7 +462,7 @@ def sweep(plan_path: Path, status_only: bool, wait: bool, poll_interval: float) 
     if status_only:
         _print_status(plan, sweep_status(plan))
         return
-    _quiet_libraries()
+    quiet_libraries()
     statuses = run_sweep(plan, wait=wait, poll_interval=poll_interval, reporter=_SweepLog())
     _print_status(plan, statuses)
     unfinished = [status for status in statuses if status.state in ("failed", "missing")]
@@ -574,7 +481,7 @@ class _SweepLog:
         err_console.print(f"tracktale: {message}")
 
     def job_reporter(self, job):
-        return _LogReporter()
+        return LogReporter()
 
 
 def _print_status(plan, statuses) -> None:

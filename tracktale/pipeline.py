@@ -206,8 +206,8 @@ def main_job_items(model_set, per_cell: int | None) -> frozenset[str] | None:
 
 def _score_models(options: RunOptions, model_dir: Path, say: Callable[[str], None]) -> Path:
     """Both tasks (and the template manipulation check) on the model protocol, resumable."""
-    from tracktale.models.cli import scoring_reporter
     from tracktale.models.gguf import DEFAULT_MODEL_ID, canonical_model_id
+    from tracktale.models.reporting import scoring_reporter
     from tracktale.models.revisions import parse_revisions
     from tracktale.models.runner import ScoringJob, run_scoring
     from tracktale.stimulus_set import read_stimulus_set
