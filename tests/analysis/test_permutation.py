@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import itertools
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from tracktale.analysis.calibration import NullScenario, null_studies
+from tracktale.analysis.human_inference import (
+    HumanInference,
+    _recency_permutation,
+    _with_permutation_p,
+)
 from tracktale.analysis.permutation import (
     recency_test_of_trials,
     stratified_permutation_p,
@@ -74,3 +80,60 @@ def test_a_recency_value_that_varies_within_an_item_is_refused():
     trials.loc[rows[0], "focus"] = trials.loc[rows[0], "focus"] + 1
     with pytest.raises(TracktaleError, match="focus varies within item"):
         recency_test_of_trials(trials, permutations=99)
+
+
+def _options(permutations: int) -> SimpleNamespace:
+    return SimpleNamespace(recency="focus", task_coding="sum", recency_permutations=permutations)
+
+
+def test_the_report_skips_the_permutation_test_when_asked_for_zero_relabellings():
+    out = HumanInference(method="glm-2way")
+    _recency_permutation(_study(recency=0.0, seed=2), _options(0), out)
+    assert "recency_permutation" not in out.fits and out.warnings == []
+
+
+def test_the_report_warns_and_goes_on_when_recency_is_not_an_item_property():
+    trials = _study(recency=0.0, seed=1)
+    first = trials["item_id"].iloc[0]
+    rows = trials.index[trials["item_id"] == first]
+    trials.loc[rows[0], "focus"] = trials.loc[rows[0], "focus"] + 1
+    out = HumanInference(method="glm-2way")
+    _recency_permutation(trials, _options(99), out)
+    assert "recency_permutation" not in out.fits
+    assert out.warnings == [
+        f"the recency permutation test was not run: focus varies within item {first}: the "
+        "item permutation test needs it to be a property of the item"
+    ]
+
+
+def test_a_recency_constant_within_every_complexity_gives_no_p_and_a_warning():
+    trials = _study(recency=0.0, seed=1)
+    trials["focus"] = trials["complexity"]
+    out = HumanInference(method="glm-2way")
+    _recency_permutation(trials, _options(99), out)
+    test = out.fits["recency_permutation"]
+    assert np.isnan(test.p) and test.informative_items == 0
+    assert out.warnings == ["recency (focus) does not vary within any complexity"]
+    table = pd.DataFrame({"term": ["complexity_c", "recency_c"], "p": [0.5, 0.2]})
+    assert _with_permutation_p(table, out)["p_permutation"].isna().all()
+
+
+def test_a_model_1_that_cannot_be_fitted_is_one_clear_error(monkeypatch):
+    from tracktale.analysis import glm
+
+    def fails(*_args, **_kwargs):
+        raise ValueError("singular design matrix")
+
+    monkeypatch.setattr(glm, "fit_clustered_logit", fails)
+    with pytest.raises(TracktaleError, match="^model 1 for the recency permutation test: singular"):
+        recency_test_of_trials(_study(recency=0.0, seed=1), permutations=99)
+
+
+def test_only_the_recency_rows_get_the_permutation_p():
+    out = HumanInference(method="glm-2way")
+    _recency_permutation(_study(recency=0.0, seed=4), _options(199), out)
+    table = pd.DataFrame({"term": ["Intercept", "complexity_c", "recency_c"], "p": [0.1] * 3})
+    with_p = _with_permutation_p(table, out)
+    assert with_p["p_permutation"].iloc[:2].isna().all()
+    assert with_p["p_permutation"].iloc[2] == out.fits["recency_permutation"].p
+    assert "p_permutation" not in _with_permutation_p(table.iloc[:2], out)
