@@ -47,6 +47,8 @@ class NullScenario:
         participant_sd: SD of the participants' random intercepts.
         intercept: Log-odds of a correct answer (1.35: about 80% correct).
         seed: Seed of the scenario (each study gets its own stream from it).
+        recency: Effect of the centred focus position (log-odds per position); 0, the null,
+            except in power runs (``benchmarks/bench_recency_power.py``).
     """
 
     participants: int
@@ -54,15 +56,16 @@ class NullScenario:
     participant_sd: float = 0.5
     intercept: float = 1.35
     seed: int = 1
+    recency: float = 0.0
 
     def params(self) -> SimulationParams:
-        """The generating model: no fixed effect but the intercept."""
+        """The generating model: no fixed effect but the intercept (and ``recency``)."""
         return SimulationParams(
             intercept=self.intercept,
             complexity=0.0,
             task=0.0,
             interaction=0.0,
-            recency=0.0,
+            recency=self.recency,
             participant_sd=self.participant_sd,
             item_sd=self.item_sd,
         )
@@ -79,6 +82,9 @@ def null_studies(
     params = scenario.params()
     for sim in simulations:
         key = [scenario.seed, scenario.participants, round(1000 * scenario.item_sd), sim]
+        if scenario.recency:
+            # Null streams stay what they were; each effect size gets streams of its own.
+            key.append(round(1000 * abs(scenario.recency)))
         rng = np.random.default_rng(key)
         trials = simulate_outcomes(design, scenario.participants, params, rng)
         trials["source"] = "simulated"

@@ -463,7 +463,7 @@ def sweep(plan_path: Path, status_only: bool, wait: bool, poll_interval: float) 
         _print_status(plan, sweep_status(plan))
         return
     quiet_libraries()
-    statuses = run_sweep(plan, wait=wait, poll_interval=poll_interval, reporter=_SweepLog())
+    statuses = run_sweep(plan, wait=wait, poll_interval=poll_interval, reporter=_sweep_log())
     _print_status(plan, statuses)
     unfinished = [status for status in statuses if status.state in ("failed", "missing")]
     if unfinished and (plan.executor == "local" or wait):
@@ -474,14 +474,20 @@ def sweep(plan_path: Path, status_only: bool, wait: bool, poll_interval: float) 
         )
 
 
-class _SweepLog:
+def _sweep_log() -> Any:
     """Sweep notices on stderr; jobs run here report one line per written chunk."""
+    # models.sweep imports pandas: defined here so that `--help` stays fast.
+    from tracktale.models.sweep import SweepReporter
 
-    def notice(self, message: str) -> None:
-        err_console.print(f"tracktale: {message}")
+    class SweepLog(SweepReporter):
+        def notice(self, message: str) -> None:
+            err_console.print(f"tracktale: {message}")
 
-    def job_reporter(self, job):
-        return LogReporter()
+        def job_reporter(self, job: Any) -> Any:
+            # LogReporter has runner.Reporter's methods without importing it (pandas).
+            return LogReporter()
+
+    return SweepLog()
 
 
 def _print_status(plan, statuses) -> None:
@@ -502,7 +508,7 @@ def _print_status(plan, statuses) -> None:
         click.echo("\t".join(columns))
         for row in rows:
             click.echo("\t".join(row))
-    counts = {}
+    counts: dict[str, int] = {}
     for status in statuses:
         counts[status.state] = counts.get(status.state, 0) + 1
     click.echo(", ".join(f"{count} {state}" for state, count in counts.items()))

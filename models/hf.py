@@ -100,7 +100,7 @@ class HFScorer(Scorer):
         model_id = gguf.canonical_model_id(model_id)  # "default" is stored under one id
         resolved = resolve_model(model_id, revision, gguf_file)
         resolved, self.provenance = gguf.prepare(resolved, self.notify)
-        placement = {"device_map": self.device_map}
+        placement: dict[str, Any] = {"device_map": self.device_map}
         if self.max_memory is not None:
             placement["max_memory"] = dict(self.max_memory)  # accelerate rewrites it in place
         if offload_folder is not None:
@@ -192,7 +192,7 @@ class HFScorer(Scorer):
         if not paths:
             return []
         window = self.forward.sliding_window
-        share = self.forward.tree_masks and (
+        share = bool(self.forward.tree_masks) and (
             window is None or max(len(p.fed) for p in paths) <= window
         )
         rows = packing.pack([p.fed for p in paths], groups, budget=self.row_tokens, share=share)

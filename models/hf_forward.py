@@ -73,7 +73,7 @@ class ForwardModel:
         self.device = input_device(self.model)
         body = self.model.base_model if self.plain_head else self.model
         self.cache_arg = _cache_argument(body)
-        implementation = getattr(self.model.config, "_attn_implementation", None)
+        implementation = getattr(self.model.config, "_attn_implementation", None) or ""
         self.mask_format = TREE_MASK_FORMATS.get(implementation)
         if self.tree_masks is None:
             self.tree_masks = self.mask_format is not None
@@ -301,7 +301,9 @@ def score_rows(
     ids, positions, mask = tree_inputs(forward, rows)
     states, _ = forward.run(ids, mask, positions, keep_cache=False)
     width = ids.shape[1]
-    flat, targets, counts = [], [], []
+    flat: list[int] = []
+    targets: list[int] = []
+    counts: list[int] = []
     for index, row in enumerate(rows):
         for path_index, slots in zip(row.paths, row.slots, strict=True):
             path = paths[path_index]

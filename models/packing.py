@@ -108,29 +108,28 @@ def pack(
     Returns:
         The rows, longest first.
     """
-    sequences = [tuple(tokens) for tokens in sequences]
+    fed = [tuple(tokens) for tokens in sequences]
+    rows: list[Row] = []
     if not share:
-        rows = []
-        for index, tokens in enumerate(sequences):
-            row = Row()
-            row.add(index, tokens)
-            rows.append(row)
+        for index, tokens in enumerate(fed):
+            single = Row()
+            single.add(index, tokens)
+            rows.append(single)
         return sorted(rows, key=len, reverse=True)
     members: dict[int, list[int]] = {}
-    for index in range(len(sequences)):
+    for index in range(len(fed)):
         members.setdefault(index if groups is None else groups[index], []).append(index)
     ordered = sorted(
-        (sorted(indices, key=lambda i: sequences[i]) for indices in members.values()),
-        key=lambda indices: sequences[indices[0]],
+        (sorted(indices, key=lambda i: fed[i]) for indices in members.values()),
+        key=lambda indices: fed[indices[0]],
     )
-    rows: list[Row] = []
     row = Row()
     for indices in ordered:
-        if len(row) and len(row) + _group_slots(row, [sequences[i] for i in indices]) > budget:
+        if len(row) and len(row) + _group_slots(row, [fed[i] for i in indices]) > budget:
             rows.append(row)
             row = Row()
         for index in indices:
-            row.add(index, sequences[index])
+            row.add(index, fed[index])
     if len(row):
         rows.append(row)
     return sorted(rows, key=len, reverse=True)

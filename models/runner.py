@@ -308,7 +308,7 @@ def plan_job(job: ScoringJob, stimulus_set: StimulusSet, stored=None) -> list[Re
 
 def _text_key(task: str) -> Callable[[Item], str]:
     if task == "implicit":
-        return lambda item: item.choice.prefix
+        return lambda item: item.choice.prefix if item.choice is not None else ""
     if task == "explicit":
         return lambda item: item.prompt or "".join(m["content"] for m in item.messages or ())
     return lambda item: item.context

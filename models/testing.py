@@ -96,12 +96,13 @@ def make_tokenizer(trained: Any, *, kind: str = "pythia", add_bos: bool = False)
     model = json.loads(trained.to_str())["model"]
     vocab, merges = dict(model["vocab"]), [tuple(pair) for pair in model["merges"]]
     if kind == "pythia":
-        return GPTNeoXTokenizer(vocab=vocab, merges=merges)
+        # The tokenizers' stubs say list[str]; they take (left, right) pairs as trained.
+        return GPTNeoXTokenizer(vocab=vocab, merges=merges)  # type: ignore[arg-type]
     if kind == "olmo2-instruct":
         vocab.setdefault("<|pad|>", len(vocab))
         tokenizer = GPT2Tokenizer(
             vocab=vocab,
-            merges=merges,
+            merges=merges,  # type: ignore[arg-type]
             bos_token="<|endoftext|>",
             eos_token="<|endoftext|>",
             unk_token="<|endoftext|>",
@@ -145,9 +146,9 @@ def make_model(architecture: str, tokenizer: Any, shape: str = "tiny", seed: int
         Olmo2ForCausalLM,
     )
 
-    dims = dict(SHAPES[shape])
+    dims: dict[str, Any] = dict(SHAPES[shape])
     vocab_size = dims.pop("vocab_size", None) or -(-len(tokenizer) // 64) * 64
-    special = {
+    special: dict[str, Any] = {
         "vocab_size": vocab_size,
         "bos_token_id": tokenizer.bos_token_id,
         "eos_token_id": tokenizer.eos_token_id,
@@ -156,17 +157,19 @@ def make_model(architecture: str, tokenizer: Any, shape: str = "tiny", seed: int
     }
     torch.manual_seed(seed)
     if architecture == "gpt_neox":
-        config = GPTNeoXConfig(**dims, **special, rotary_pct=0.25, use_parallel_residual=True)
-        return GPTNeoXForCausalLM(config).eval()
+        # Pythia rotates a quarter of each head (transformers 5 spells it in rope_parameters).
+        rope = {"rope_theta": 10000.0, "partial_rotary_factor": 0.25, "rope_type": "default"}
+        neox = GPTNeoXConfig(**dims, **special, rope_parameters=rope, use_parallel_residual=True)
+        return GPTNeoXForCausalLM(neox).eval()
     if architecture == "olmo2":
-        config = Olmo2Config(**dims, **special, num_key_value_heads=dims["num_attention_heads"])
-        return Olmo2ForCausalLM(config).eval()
+        olmo = Olmo2Config(**dims, **special, num_key_value_heads=dims["num_attention_heads"])
+        return Olmo2ForCausalLM(olmo).eval()
     if architecture == "llama":
         heads = dims["num_attention_heads"]
-        config = LlamaConfig(
+        llama = LlamaConfig(
             **dims, **special, num_key_value_heads=max(1, heads // 2), tie_word_embeddings=True
         )
-        return LlamaForCausalLM(config).eval()
+        return LlamaForCausalLM(llama).eval()
     raise ValueError(f"unknown architecture {architecture!r}")
 
 

@@ -28,3 +28,25 @@ def test_the_two_way_glm_holds_the_complexity_null_where_the_papers_does_not(hum
     assert table.loc[("permutation", "permutation", "recency"), "rejected"] <= 9
     row = table.loc[("glm-2way", "t", "complexity")]
     assert row["ci_low"] <= row["rate"] <= row["ci_high"] and row["simulations"] == 60
+
+
+def test_a_power_scenario_carries_its_recency_effect_and_leaves_the_null_streams_alone(human_set):
+    import numpy as np
+
+    from tracktale.analysis.calibration import null_studies
+    from tracktale.analysis.exclusions import ExclusionRules, apply_exclusions
+    from tracktale.analysis.simulate import human_design, simulate_outcomes
+
+    null = NullScenario(participants=48, item_sd=0.2, seed=3)
+    effect = NullScenario(participants=48, item_sd=0.2, seed=3, recency=-1.0)
+    assert null.params().recency == 0.0 and effect.params().recency == -1.0
+    # The null's random streams are keyed as before the recency field existed.
+    rng = np.random.default_rng([3, 48, 200, 0])
+    trials = simulate_outcomes(human_design(human_set), 48, null.params(), rng)
+    trials["source"] = "simulated"
+    expected = apply_exclusions(trials, None, ExclusionRules()).trials
+    _, first = next(null_studies(human_set, null, range(1)))
+    assert first.equals(expected)
+    pvalues = glm_calibration(human_set, effect, simulations=4)
+    recency = pvalues[(pvalues["test"] == "recency") & (pvalues["method"] == "permutation")]
+    assert (recency["p"] < 0.05).all()
