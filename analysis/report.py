@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import datetime
 import html
-import importlib
+import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,8 +180,7 @@ class Report:
 def _resolve(target: str | SectionFunction) -> SectionFunction:
     if callable(target):
         return target
-    module_name, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module_name), attribute)
+    return pkgutil.resolve_name(target)
 
 
 def _split(table: pd.DataFrame | None, paradigm: str, kind: str) -> pd.DataFrame | None:

@@ -10,8 +10,8 @@ the dtype its rows record whatever is asked.
 
 from __future__ import annotations
 
-import importlib
 import inspect
+import pkgutil
 from collections.abc import Mapping
 from typing import Any
 
@@ -66,8 +66,7 @@ def _known(backend: str) -> None:
 
 def _backend_class(backend: str) -> type[Scorer]:
     _known(backend)
-    module_name, _, attribute = _BACKENDS[backend].partition(":")
-    return getattr(importlib.import_module(module_name), attribute)
+    return pkgutil.resolve_name(_BACKENDS[backend])
 
 
 def backend_tasks(backend: str) -> tuple[str, ...]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 
 from tracktale.errors import TracktaleError
 from tracktale.stimuli.paradigm import Paradigm
@@ -27,5 +27,4 @@ def get_paradigm(name: str) -> Paradigm:
     """
     if name not in _PARADIGMS:
         raise TracktaleError(f"unknown paradigm {name!r} (choose from {', '.join(_PARADIGMS)})")
-    module_name, _, attribute = _PARADIGMS[name].partition(":")
-    return getattr(importlib.import_module(module_name), attribute)
+    return pkgutil.resolve_name(_PARADIGMS[name])

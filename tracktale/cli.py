@@ -7,7 +7,7 @@ torch or Flask. Errors reach the user as one line on stderr and a non-zero exit 
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -68,8 +68,7 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """Import a lazy subgroup when it is asked for."""
         if cmd_name in self.lazy:
-            module_name, _, attribute = self.lazy[cmd_name].partition(":")
-            return getattr(importlib.import_module(module_name), attribute)
+            return pkgutil.resolve_name(self.lazy[cmd_name])
         return super().get_command(ctx, cmd_name)
 
 
