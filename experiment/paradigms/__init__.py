@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 _STUDIES = {
     "narrative": "tracktale.experiment.paradigms.narrative:STUDY",
+    "boxes": "tracktale.experiment.paradigms.boxes:STUDY",
 }
 DEFAULT_PARADIGM = "narrative"
 
@@ -65,6 +66,8 @@ class HumanStudy(abc.ABC):
         "debrief": "debrief",
     }
     """Which ethics document (:data:`tracktale.ethics.DOCUMENTS`) the page shows for each."""
+    trial_noun: str = "Story"
+    """What the progress line calls a trial ("Story 12 of 50")."""
     lab: bool = False
     """Whether the PsychoPy lab mode can run this study."""
 

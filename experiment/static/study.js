@@ -374,7 +374,8 @@
       recorder: new TrialRecorder(outbox),
       progress: new Progress(
         document.getElementById("tt-progress"),
-        config.progress_indicator ? session.n_trials : 0
+        config.progress_indicator ? session.n_trials : 0,
+        config.trial_noun
       ),
     };
     await jsPsych.run(buildTimeline(session, outbox, context));

@@ -20,11 +20,12 @@ var TracktaleTrials = (function () {
     return div.innerHTML;
   }
 
-  /** The "Story 12 of 50" line and bar at the top of the page. */
+  /** The "Story 12 of 50" line and bar at the top of the page ("Puzzle" for boxes). */
   class Progress {
-    constructor(element, total) {
+    constructor(element, total, noun) {
       this.element = element;
       this.total = total;
+      this.noun = noun || "Story";
     }
 
     show(position) {
@@ -32,7 +33,7 @@ var TracktaleTrials = (function () {
       this.element.hidden = false;
       this.element.replaceChildren();
       const label = document.createElement("span");
-      label.textContent = "Story " + position + " of " + this.total;
+      label.textContent = this.noun + " " + position + " of " + this.total;
       const bar = document.createElement("span");
       bar.className = "tt-progress-bar";
       const fill = document.createElement("span");
