@@ -373,7 +373,10 @@ def boxes_section(context: ReportContext) -> list[SectionResult] | None:
 
     options = context.options
     rules = ScoringRules(functor=options.boxes_functor, unparsed=options.boxes_unparsed)
-    return _files_section(context, write_boxes, "boxes", rules=rules)
+    human = context.human
+    if human is not None and "response" not in human.columns:
+        human = None  # an export without responses: models only
+    return _files_section(context, write_boxes, "boxes", rules=rules, human=human)
 
 
 def arithmetic_section(context: ReportContext) -> list[SectionResult] | None:

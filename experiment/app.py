@@ -203,6 +203,7 @@ def page_config(config: StudyConfig) -> dict[str, Any]:
         "paradigm": config.paradigm,
         "trial_plugins": dict(human.trial_plugins),
         "trial_noun": human.trial_noun,
+        "reading_prompt": human.reading_prompt,
         "genders": list(GENDERS),
     }
 

@@ -66,6 +66,8 @@ class HumanStudy(abc.ABC):
         "debrief": "debrief",
     }
     """Which ethics document (:data:`tracktale.ethics.DOCUMENTS`) the page shows for each."""
+    reading_prompt: str | None = None
+    """The hint under the text to read (``None``: the reading plugin's, which names a story)."""
     trial_noun: str = "Story"
     """What the progress line calls a trial ("Story 12 of 50")."""
     lab: bool = False

@@ -125,6 +125,7 @@ class BoxesStudy(HumanStudy):
     timing = {"reading_ms": 150_000, "response_ms": 90_000, "feedback_ms": 15_000}
     duration_minutes = 30
     trial_noun = "Puzzle"
+    reading_prompt = "Press SPACE or click Continue when you have read the puzzle."
     scripts = ("plugins/boxes-grid.js",)
     trial_plugins = {TASK: GRID_PLUGIN}
     documents = {

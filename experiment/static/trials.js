@@ -200,6 +200,7 @@ var TracktaleTrials = (function () {
       text: () => slot.trial.story,
       trial_duration: config.timing.reading_ms,
       continue_key: config.instructions.keys.continue,
+      ...(config.reading_prompt ? { prompt: config.reading_prompt } : {}),
       data: { tt_screen: "reading", tt_index: outline.index },
       on_start: () => {
         recorder.begin();

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+import pandas as pd
 import pytest
 
 from tests.experiment.conftest import ADMIN_SECRET, Participant
+from tracktale.analysis.report import build_report
 from tracktale.errors import TracktaleError
 from tracktale.experiment.app import create_app, page_config
 from tracktale.experiment.config import StudyConfig, load_study, study_from_dict
 from tracktale.experiment.design import LIST_IDS, DesignConfig
+from tracktale.experiment.export import export_study
 from tracktale.experiment.paradigms import get_human_study
 from tracktale.experiment.paradigms.boxes import (
     answer_from_grid,
@@ -23,6 +26,7 @@ from tracktale.experiment.server import serve_in_thread
 from tracktale.experiment.simulate import SimulatedPerson, simulate_participants
 from tracktale.experiment.storage import Storage
 from tracktale.stimuli.registry import get_paradigm
+from tracktale.stimulus_set import write_stimulus_set
 
 STUDY = get_human_study("boxes")
 
@@ -195,7 +199,9 @@ def test_simulated_error_rates_grow_with_steps(boxes_set):
     assert p_state_error(SimulatedPerson("Q", 0.0, False, 1.0, (1, 1), 30, "male"), item, 1) == 0.5
 
 
-def test_a_simulated_boxes_study_runs_through_the_real_server(boxes_app, boxes_set):
+def test_a_simulated_boxes_study_runs_through_the_real_server(
+    boxes_app, boxes_set, boxes_config, tmp_path
+):
     with serve_in_thread(boxes_app) as server:
         report = simulate_participants(
             server.url, boxes_set, ADMIN_SECRET, n=16, seed=2, concurrency=4
@@ -217,3 +223,28 @@ def test_a_simulated_boxes_study_runs_through_the_real_server(boxes_app, boxes_s
     short = sum(by_steps[3]) / len(by_steps[3])
     long = sum(by_steps[6]) / len(by_steps[6])
     assert short > long, (short, long)
+    # The report puts these people beside a model on the same items and metrics.
+    folder = tmp_path / "boxes-human"
+    write_stimulus_set(boxes_set, folder)
+    items = boxes_set.select(role="main")
+    results = pd.DataFrame(
+        {
+            "model_id": "some/model",
+            "revision": "",
+            "item_id": [item.item_id for item in items],
+            "task": "explicit",
+            "output": [item.answer for item in items],
+            "correct": True,
+        }
+    )
+    export_study(storage, tmp_path / "export", formats=["csv"])
+    exported = pd.read_csv(tmp_path / "export" / "trials.csv")
+    assert sorted(exported["response"].dropna()) == sorted(t.response for t in trials if t.response)
+    report = build_report(
+        stimuli=[folder], out=tmp_path / "report", human=tmp_path / "export", models=results
+    )
+    (table1,) = (tmp_path / "report").rglob("boxes_table1.csv")
+    layout = pd.read_csv(table1)
+    assert layout["model"].tolist() == ["people"] * 4 + ["some/model"] * 4
+    assert set(layout.loc[layout["model"] == "some/model", "3-shot"]) == {"100% / 100%"}
+    assert "people" in report.html_path.read_text(encoding="utf-8")
