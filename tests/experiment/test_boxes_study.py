@@ -204,7 +204,7 @@ def test_a_simulated_boxes_study_runs_through_the_real_server(
 ):
     with serve_in_thread(boxes_app) as server:
         report = simulate_participants(
-            server.url, boxes_set, ADMIN_SECRET, n=16, seed=2, concurrency=4
+            server.url, boxes_set, ADMIN_SECRET, n=16, seed=3, concurrency=4
         )
     assert report.errors == [] and report.completed == 16
     storage = boxes_app.extensions["tracktale"].storage
@@ -248,3 +248,9 @@ def test_a_simulated_boxes_study_runs_through_the_real_server(
     assert layout["model"].tolist() == ["people"] * 4 + ["some/model"] * 4
     assert set(layout.loc[layout["model"] == "some/model", "3-shot"]) == {"100% / 100%"}
     assert "people" in report.html_path.read_text(encoding="utf-8")
+    # The session rules apply: participants who did not confirm attention are left out.
+    (people,) = (tmp_path / "report").rglob("boxes_human_final_step.csv")
+    records = pd.read_csv(tmp_path / "export" / "participants.csv")
+    attentive = set(records.loc[records["attentive"] == 1, "participant_id"])
+    assert len(attentive) == 15  # seed 3 draws one inattentive participant
+    assert set(pd.read_csv(people)["participants"]) == {len(attentive)}
