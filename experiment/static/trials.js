@@ -20,11 +20,12 @@ var TracktaleTrials = (function () {
     return div.innerHTML;
   }
 
-  /** The "Story 12 of 50" line and bar at the top of the page. */
+  /** The "Story 12 of 50" line and bar at the top of the page ("Puzzle" for boxes). */
   class Progress {
-    constructor(element, total) {
+    constructor(element, total, noun) {
       this.element = element;
       this.total = total;
+      this.noun = noun || "Story";
     }
 
     show(position) {
@@ -32,7 +33,7 @@ var TracktaleTrials = (function () {
       this.element.hidden = false;
       this.element.replaceChildren();
       const label = document.createElement("span");
-      label.textContent = "Story " + position + " of " + this.total;
+      label.textContent = this.noun + " " + position + " of " + this.total;
       const bar = document.createElement("span");
       bar.className = "tt-progress-bar";
       const fill = document.createElement("span");
@@ -100,9 +101,10 @@ var TracktaleTrials = (function () {
     } else {
       verdict = feedback.timed_out ? "Time is up." : feedback.correct ? "Correct!" : "Not quite.";
       detail =
-        "answer" in feedback
+        feedback.detail ||
+        ("answer" in feedback
           ? "The answer was: " + feedback.answer + "."
-          : "The " + feedback.good_side + " sentence continues the story.";
+          : "The " + feedback.good_side + " sentence continues the story.");
     }
     return (
       '<div class="tt-screen tt-feedback"><p class="tt-verdict">' + escapeHtml(verdict) +
@@ -135,6 +137,25 @@ var TracktaleTrials = (function () {
       slot.timedOut = Boolean(data.timed_out);
       slot.replyPromise = recorder.finish(slot, data);
     };
+    const plugin = config.trial_plugins && config.trial_plugins[outline.task];
+    if (plugin) {
+      // A paradigm's own response screen: its parameters come with the served trial.
+      return {
+        type: window[plugin],
+        ...Object.fromEntries(
+          Object.entries(window[plugin].info.parameters).map(([name, spec]) => [
+            name,
+            () => {
+              const given = slot.trial.parameters || {};
+              return name in given ? given[name] : spec.default;
+            },
+          ])
+        ),
+        trial_duration: timing.response_ms,
+        data: { tt_screen: outline.task, tt_index: outline.index },
+        on_finish: finish,
+      };
+    }
     if (outline.task === "explicit") {
       return {
         type: jsPsychTimedTextResponse,
@@ -179,6 +200,7 @@ var TracktaleTrials = (function () {
       text: () => slot.trial.story,
       trial_duration: config.timing.reading_ms,
       continue_key: config.instructions.keys.continue,
+      ...(config.reading_prompt ? { prompt: config.reading_prompt } : {}),
       data: { tt_screen: "reading", tt_index: outline.index },
       on_start: () => {
         recorder.begin();
