@@ -1,17 +1,19 @@
-"""Read and validate the largest item set (arithmetic model protocol, 55,000 items) four ways.
+"""Read and validate the largest item set (arithmetic model protocol, 55,000 items) five ways.
 
 Issue 16 asks for one declared schema library, pydantic v2 unless msgspec's speed matters for
 the 55,000-item sets. This script times, on the same ``items.jsonl``:
 
-- ``tracktale``: the reader in use (:func:`read_stimulus_set`: JSON decoding, the
-  hand-written ``item_from_dict`` checks, the content-hash and canonical-form checks);
-- ``hand``: only the part a schema library would replace: ``json.loads`` and the
-  hand-written ``item_from_dict`` checks (no id or canonical check);
+- ``tracktale``: the reader in use (:func:`read_stimulus_set`: JSON decoding, the declared
+  item schema (:mod:`tracktale.schema.stimulus`), the content-hash and canonical-form checks);
+- ``item``: only the schema's part: ``json.loads`` and ``item_from_dict`` (the strict
+  ``ItemData`` validation and building the item; no id or canonical check);
+- ``payload``: the arithmetic payload check the verifier starts with
+  (:func:`~tracktale.schema.payloads.truth_problems` with ``ArithmeticTruth``), on every item;
 - ``pydantic``: the same item shape declared as a strict pydantic v2 model, validated from
   each line's bytes (``model_validate_json``);
 - ``msgspec``: the same shape as a ``msgspec.Struct``, decoded and validated per line.
 
-The last three are decoding plus type validation only; the hashing stays ours either way.
+The last two are decoding plus type validation only; the hashing stays ours either way.
 Prints the best of ``--repeats`` runs; nothing is asserted.
 Run: .venv/bin/python benchmarks/bench_schema.py [--folder SET] [--repeats 2]
 (msgspec is in the ``bench`` extra; without a folder the set is generated first, ~40 s).
@@ -31,6 +33,7 @@ import msgspec
 import pydantic
 
 from tracktale.item import item_from_dict
+from tracktale.schema.payloads import ArithmeticTruth, truth_problems
 from tracktale.stimuli.registry import get_paradigm
 from tracktale.stimulus_set import ITEMS_FILE, read_stimulus_set, write_stimulus_set
 
@@ -104,8 +107,22 @@ def _tracktale(folder: Path) -> int:
     return len(read_stimulus_set(folder))
 
 
-def _hand(folder: Path) -> int:
+def _item(folder: Path) -> int:
     return len([item_from_dict(json.loads(line), check_id=False) for line in _lines(folder)])
+
+
+def _payload(folder: Path) -> int:
+    truths = [json.loads(line)["truth"] for line in _lines(folder)]
+    start = time.perf_counter()
+    problems = sum(len(truth_problems(truth, ArithmeticTruth)) for truth in truths)
+    _payload_seconds.append(time.perf_counter() - start)
+    if problems:
+        raise SystemExit(f"{problems} arithmetic truths do not have the declared shape")
+    return len(truths)
+
+
+_payload_seconds: list[float] = []
+"""The payload check's own time (without decoding the lines), one entry per run."""
 
 
 def _pydantic(folder: Path) -> int:
@@ -142,11 +159,14 @@ def main() -> None:
         print(f"pydantic {pydantic.VERSION}, msgspec {msgspec.__version__}")
         for name, run in (
             ("tracktale", _tracktale),
-            ("hand", _hand),
+            ("item", _item),
+            ("payload", _payload),
             ("pydantic", _pydantic),
             ("msgspec", _msgspec),
         ):
             seconds, count = _best(run, folder, args.repeats)
+            if run is _payload:
+                seconds = min(_payload_seconds)  # the check alone, not the decoding
             print(
                 f"{name:10s} {count:,} items in {seconds:6.2f} s ({count / seconds:,.0f} items/s)"
             )

@@ -10,7 +10,7 @@ a cluster" for an example; :data:`PLAN_KEYS` lists every key.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,20 +18,19 @@ from typing import Any
 import yaml
 
 from tracktale.errors import TracktaleError
-from tracktale.item import ROLES
-from tracktale.models.devices import parse_max_memory
 from tracktale.models.gguf import canonical_model_id
-from tracktale.models.registry import BACKEND_OPTIONS, backend_names, check_backend
+from tracktale.models.plan_schema import (
+    EXECUTOR,
+    MODEL,
+    PLAN,
+    RESOURCES,
+    SCORING,
+    Invalid,
+    validated,
+)
+from tracktale.models.registry import BACKEND_OPTIONS, check_backend
 from tracktale.models.revisions import PRESETS, parse_revisions
-from tracktale.models.tokens import BOS_POLICIES, PROMPT_FORMATS
-from tracktale.scorer import TASKS
 from tracktale.stimulus_set import is_stimulus_set
-
-EXECUTORS = ("local", "slurm", "submitit-local")
-"""``local``: one job after another in this process; ``slurm``: a SLURM job array through
-submitit; ``submitit-local``: submitit's local executor (each job its own process, for tests)."""
-
-DTYPES = ("float32", "bfloat16", "float16")
 
 
 class PlanError(TracktaleError):
@@ -110,120 +109,12 @@ class SweepPlan:
     python: str | None = None
 
 
-def _choice(options: tuple[str, ...]) -> Callable[[Any], Any]:
-    def check(value: Any) -> Any:
-        if not isinstance(value, str) or value not in options:
-            raise ValueError(f"{value!r} is not one of {', '.join(options)}")
-        return value
-
-    return check
-
-
-def _typed(kind: type | tuple[type, ...], minimum: float | None = None, maximum=None):
-    names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
-
-    def check(value: Any) -> Any:
-        # YAML's true is an int to Python; a count of True is a typo, not 1.
-        if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
-            raise ValueError(f"expected {names}, got {value!r}")
-        if not isinstance(value, kind):
-            raise ValueError(f"expected {names}, got {type(value).__name__} {value!r}")
-        if minimum is not None and value < minimum:
-            raise ValueError(f"must be at least {minimum}, got {value}")
-        if maximum is not None and value > maximum:
-            raise ValueError(f"must be at most {maximum}, got {value}")
-        return value
-
-    return check
-
-
-def _optional(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    return lambda value: None if value is None else check(value)
-
-
-def _string_list(choices: tuple[str, ...] | None = None) -> Callable[[Any], Any]:
-    def check(value: Any) -> tuple[str, ...]:
-        parts = value.split(",") if isinstance(value, str) else value
-        if not isinstance(parts, list) or not parts:
-            raise ValueError(f"expected a list (or a comma-separated string), got {value!r}")
-        result = []
-        for part in parts:
-            if not isinstance(part, str) or not part.strip():
-                raise ValueError(f"expected strings, got {part!r}")
-            if choices is not None and part.strip() not in choices:
-                raise ValueError(f"{part.strip()!r} is not one of {', '.join(choices)}")
-            result.append(part.strip())
-        return tuple(result)
-
-    return check
-
-
-def _max_memory(value: Any) -> Any:
-    try:
-        return parse_max_memory(value, name="max_memory")
-    except TracktaleError as error:
-        raise ValueError(str(error).removeprefix("max_memory: ")) from None
-
-
-_NUMBER = (int, float)
-SCORING_KEYS: dict[str, Callable[[Any], Any]] = {
-    "backend": _choice(backend_names()),
-    "dtype": _choice(DTYPES),
-    "device": _typed(str),
-    "batch_size": _typed(int, 1),
-    "bos": _choice(BOS_POLICIES),
-    "calibrate": _typed(bool),
-    "prompt_format": _choice(PROMPT_FORMATS),
-    "max_new_tokens": _optional(_typed(int, 1)),
-    "word_surprisal": _typed(bool),
-    "temperature": _typed(_NUMBER, 0),
-    "num_samples": _typed(int, 1),
-    "sampling_seed": _typed(int),
-    "rerun_truncated": _typed(bool),
-    "rerun_max_new_tokens": _optional(_typed(int, 1)),
-    "roles": _string_list(ROLES),
-    "limit": _optional(_typed(int, 1)),
-    "chunk_size": _optional(_typed(int, 1)),
-    "max_memory": _optional(_max_memory),
-    "offload_folder": _typed(str),
-    "gguf_file": _typed(str),
-    "base_url": _typed(str),
-    "api_key_env": _typed(str),
-    "concurrency": _typed(int, 1),
-    "request_timeout": _typed(_NUMBER, 0.001),
-    "max_retries": _typed(int, 0),
-    "cache_dir": _typed(str),
-    "logprobs": _typed(bool),
-    "top_logprobs": _typed(int, 0, 20),
-    "max_tokens_field": _choice(("max_tokens", "max_completion_tokens")),
-    "seed": _typed(int),
-    "prompts_per_request": _typed(int, 1),
-}
-"""Scoring settings, plan-wide under ``scoring:`` or per model; the backends' own options too."""
-
-RESOURCE_KEYS: dict[str, Callable[[Any], Any]] = {
-    "partition": _typed(str),
-    "account": _typed(str),
-    "qos": _typed(str),
-    "constraint": _typed(str),
-    "gpus_per_node": _typed(int, 0),
-    "cpus_per_task": _typed(int, 1),
-    "mem_gb": _typed(_NUMBER, 0.001),
-    "timeout_min": _typed(int, 1),
-    "array_parallelism": _typed(int, 1),
-    "setup": _string_list(),
-    "sbatch": _typed(dict),
-}
+SCORING_KEYS = tuple(SCORING)
+"""Scoring settings, plan-wide under ``scoring:`` or per model (declared in :mod:`.plan_schema`)."""
+RESOURCE_KEYS = tuple(RESOURCES)
 """SLURM resources, plan-wide under ``executor:`` or per model under ``resources:``."""
-
-EXECUTOR_KEYS: dict[str, Callable[[Any], Any]] = {
-    "name": _choice(EXECUTORS),
-    "folder": _typed(str),
-    "python": _typed(str),
-    **RESOURCE_KEYS,
-}
-MODEL_KEYS = ("id", "revisions", "preset", "tasks", "resources", *SCORING_KEYS)
-PLAN_KEYS = ("store", "stimuli", "tasks", "models", "scoring", "executor")
+MODEL_KEYS = tuple(MODEL)
+PLAN_KEYS = tuple(PLAN)
 
 
 def load_plan(path: str | os.PathLike[str]) -> SweepPlan:
@@ -281,42 +172,25 @@ def _line_of(lines: Mapping[str, int], path: str) -> int | None:
     return None
 
 
-def _mapping(value: Any, path: str, allowed: tuple[str, ...] | Mapping) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise PlanError(path, f"expected a mapping of keys, got {type(value).__name__}")
-    for key in value:
-        if key not in allowed:
-            known = ", ".join(sorted(allowed))
-            raise PlanError(f"{path}.{key}" if path else str(key), f"unknown key (known: {known})")
-    return value
-
-
-def _checked(data: Mapping[str, Any], checks: Mapping[str, Callable], path: str) -> dict:
-    result = {}
-    for key, value in data.items():
-        if key in checks:
-            try:
-                result[key] = checks[key](value)
-            except ValueError as error:
-                raise PlanError(f"{path}.{key}" if path else key, str(error)) from None
-    return result
+def _checked(value: Any, path: str, keys: Mapping[str, Any]) -> dict[str, Any]:
+    """The mapping at ``path`` checked against its declared ``keys`` (:mod:`.plan_schema`)."""
+    try:
+        return validated(value, keys)
+    except Invalid as problem:
+        where = ".".join(part for part in (path, problem.key) if part)
+        raise PlanError(where, problem.message) from None
 
 
 def _build(plan_path: Path, data: Any) -> SweepPlan:
     if data is None:
         raise PlanError("", "the plan is empty")
-    data = _mapping(data, "", PLAN_KEYS)
-    for required in ("store", "stimuli", "models"):
-        if required not in data:
-            raise PlanError("", f"missing key {required!r}")
+    data = _checked(data, "", PLAN)
     base = plan_path.resolve().parent
     store = _path(data["store"], "store", base)
     stimuli = _stimuli(data["stimuli"], base)
-    tasks = _tasks(data.get("tasks", ["implicit"]), "tasks")
-    scoring = _mapping(data.get("scoring") or {}, "scoring", SCORING_KEYS)
-    scoring = _checked(scoring, SCORING_KEYS, "scoring")
-    executor = _mapping(data.get("executor") or {}, "executor", EXECUTOR_KEYS)
-    executor = _checked(executor, EXECUTOR_KEYS, "executor")
+    tasks = data.get("tasks", ("implicit",))
+    scoring = _checked(data.get("scoring") or {}, "scoring", SCORING)
+    executor = _checked(data.get("executor") or {}, "executor", EXECUTOR)
     defaults = {key: executor[key] for key in RESOURCE_KEYS if key in executor}
     models = data["models"]
     if not isinstance(models, list) or not models:
@@ -363,28 +237,21 @@ def _stimuli(value: Any, base: Path) -> tuple[Path, ...]:
     return tuple(folders)
 
 
-def _tasks(value: Any, path: str) -> tuple[str, ...]:
-    try:
-        return _string_list(TASKS)(value)
-    except ValueError as error:
-        raise PlanError(path, str(error)) from None
-
-
 def _model_jobs(entry, path, tasks, scoring, defaults, base) -> list[SweepJob]:
     if isinstance(entry, str):
         entry = {"id": entry}
-    entry = _mapping(entry, path, MODEL_KEYS)
+    entry = _checked(entry, path, MODEL)
     model_id = entry.get("id")
     if not isinstance(model_id, str) or not model_id.strip():
         raise PlanError(f"{path}.id", f"expected the model's hub id or folder, got {model_id!r}")
-    settings = {**scoring, **_checked(entry, SCORING_KEYS, path)}
+    settings = {**scoring, **{key: value for key, value in entry.items() if key in SCORING}}
     for key in ("offload_folder", "cache_dir"):
         if key in settings:
             settings[key] = str(_path(settings[key], f"{path}.{key}", base))
     # A local model folder (or GGUF file) is relative to the plan, like every other path in it.
     if model_id.startswith((".", "~")) or (base / model_id).exists():
         model_id = str((base / Path(model_id).expanduser()).resolve())
-    model_tasks = _tasks(entry["tasks"], f"{path}.tasks") if "tasks" in entry else tasks
+    model_tasks = entry.get("tasks", tasks)
     backend = settings.get("backend", "hf")
     if backend == "hf":
         model_id = canonical_model_id(model_id)
@@ -406,7 +273,7 @@ _OWN_OPTIONS = {name for names in BACKEND_OPTIONS.values() for name in names}
 def _revisions(entry: Mapping[str, Any], path: str) -> list[str | None]:
     names: list[str] = []
     if "preset" in entry:
-        presets = _string_list()(entry["preset"]) if entry["preset"] else ()
+        presets = entry["preset"]
         for preset in presets:
             if preset not in PRESETS:
                 raise PlanError(
@@ -415,10 +282,7 @@ def _revisions(entry: Mapping[str, Any], path: str) -> list[str | None]:
                 )
             names.append(preset)
     if "revisions" in entry:
-        try:
-            names += _string_list()(entry["revisions"])
-        except ValueError as error:
-            raise PlanError(f"{path}.revisions", str(error)) from None
+        names += entry["revisions"]
     try:
         return parse_revisions(names) if names else [None]
     except TracktaleError as error:
@@ -426,7 +290,7 @@ def _revisions(entry: Mapping[str, Any], path: str) -> list[str | None]:
 
 
 def _resources(value: Any, path: str, defaults: Mapping[str, Any]) -> Resources:
-    own = _checked(_mapping(value or {}, path, RESOURCE_KEYS), RESOURCE_KEYS, path)
+    own = _checked(value or {}, path, RESOURCES)
     merged = {**defaults, **own}
     merged["setup"] = tuple(merged.get("setup", ()))
     merged["sbatch"] = tuple(sorted((merged.get("sbatch") or {}).items()))

@@ -10,9 +10,12 @@ paradigms through this class.
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal, cast
+
+import pydantic
 
 import tracktale
 from tracktale.errors import TracktaleError
@@ -22,7 +25,7 @@ from tracktale.stimulus_set import StimulusSet, build_stimulus_set
 
 @dataclass(frozen=True)
 class Option:
-    """One generation option of a paradigm.
+    """One generation option of a paradigm, checked by a strict pydantic validator built from it.
 
     Attributes:
         name: The config key (``snake_case``); the CLI flag is ``--name-with-dashes``.
@@ -68,16 +71,32 @@ class Option:
             return value
         if self.type is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
-        if not isinstance(value, self.type) or (self.type is int and isinstance(value, bool)):
-            allowed = " or ".join([self.type.__name__, *map(repr, self.words)])
-            raise TracktaleError(f"{self.flag} must be {allowed}, got {value!r}")
-        if self.choices is not None and value not in self.choices:
-            raise TracktaleError(f"{self.flag}: {value!r} is not one of {', '.join(self.choices)}")
-        if not self.multiple and self.minimum is not None and value < self.minimum:
-            raise TracktaleError(f"{self.flag} must be at least {self.minimum:g}, got {value!r}")
-        if self.maximum is not None and value > self.maximum:
-            raise TracktaleError(f"{self.flag} must be at most {self.maximum:g}, got {value!r}")
-        return value
+        try:
+            return _value_adapter(self).validate_python(value)
+        except pydantic.ValidationError as error:
+            kind = error.errors(include_url=False)[0]["type"]
+        if kind == "literal_error" and isinstance(value, str):
+            choices = ", ".join(self.choices or ())
+            raise TracktaleError(f"{self.flag}: {value!r} is not one of {choices}")
+        if kind in ("greater_than_equal", "less_than_equal"):
+            bound = "least" if kind == "greater_than_equal" else "most"
+            limit = self.minimum if kind == "greater_than_equal" else self.maximum
+            raise TracktaleError(f"{self.flag} must be at {bound} {limit:g}, got {value!r}")
+        allowed = " or ".join([self.type.__name__, *map(repr, self.words)])
+        raise TracktaleError(f"{self.flag} must be {allowed}, got {value!r}")
+
+
+@functools.cache
+def _value_adapter(option: Option) -> pydantic.TypeAdapter[Any]:
+    """The strict validator of one value of ``option``: its type, choices and bounds."""
+    kind: Any = option.type
+    if option.choices is not None:
+        kind = cast(Any, Literal)[option.choices]
+    # For a list option the minimum is the list's length, the maximum each value's.
+    minimum = None if option.multiple else option.minimum
+    if minimum is not None or option.maximum is not None:
+        kind = Annotated[kind, pydantic.Field(ge=minimum, le=option.maximum)]
+    return pydantic.TypeAdapter(kind, config=pydantic.ConfigDict(strict=True))
 
 
 class Paradigm(abc.ABC):

@@ -11,6 +11,9 @@ starts with its own separating space (``" Later, ..."``), so ``prefix + good`` i
 and tokenizers that merge a leading space into the next word see it on the continuation's side.
 
 ``item_id`` is a hash of the item's content, so an item edited by hand no longer matches its id.
+The item's JSON shape is declared in :mod:`tracktale.schema.stimulus` (``ItemData``, which
+:func:`item_from_dict` validates against) and each paradigm's ``truth`` in
+:mod:`tracktale.schema.payloads`.
 """
 
 from __future__ import annotations
@@ -22,12 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracktale.errors import TracktaleError
+from tracktale.schema import records
+from tracktale.schema.stimulus import CHOICE_FIELDS, ConditionValue, check_item_data
 
-ROLES = ("main", "filler", "practice")
+ROLES = records.ROLES
 """``main`` items enter the analyses; ``filler`` and ``practice`` items only the human study."""
-
-ConditionValue = str | int | float | bool
-_CONDITION_TYPES = (str, int, float, bool)  # the same check, faster than the union type
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,25 +240,10 @@ def _optional_string(value: str | None) -> str:
     return "null" if value is None else _string(value)
 
 
-_FIELDS = (
-    "item_id",
-    "paradigm",
-    "role",
-    "condition",
-    "context",
-    "question",
-    "answer",
-    "choice",
-    "prompt",
-    "messages",
-    "truth",
-    "meta",
-)
-_CHOICE_FIELDS = ("prefix", "good", "bad", "neutral_prefix", "question")
-
-
 def item_from_dict(data: Mapping[str, Any], *, check_id: bool = True) -> Item:
-    """Validate plain data and build an ``Item``.
+    """Validate plain data against the declared item (``ItemData``) and build an ``Item``.
+
+    The item is built from ``data`` as given, so its canonical JSON is the data's.
 
     Args:
         data: The parsed JSON of one item.
@@ -269,39 +256,14 @@ def item_from_dict(data: Mapping[str, Any], *, check_id: bool = True) -> Item:
         TracktaleError: Naming the first field that is missing, unknown or of the wrong type, or
             saying that the id does not match the content.
     """
-    if not isinstance(data, Mapping):
-        raise TracktaleError(f"an item must be a JSON object, got {type(data).__name__}")
-    unknown = sorted(set(data) - set(_FIELDS))
-    missing = [
-        name
-        for name in ("item_id", "paradigm", "role", "condition", "context", "answer")
-        if name not in data
-    ]
-    if unknown:
-        raise TracktaleError(f"unknown item field {unknown[0]!r}")
-    if missing:
-        raise TracktaleError(f"item field {missing[0]!r} is missing")
-    for name in ("item_id", "paradigm", "role", "context", "answer"):
-        _expect(isinstance(data[name], str), name, "a string")
-    for name in ("question", "prompt"):
-        _expect(data.get(name) is None or isinstance(data[name], str), name, "a string or null")
-    _expect(data["role"] in ROLES, "role", f"one of {', '.join(ROLES)}")
-    condition = data["condition"]
-    _expect(
-        isinstance(condition, Mapping)
-        and all(
-            isinstance(k, str) and isinstance(v, _CONDITION_TYPES) for k, v in condition.items()
-        ),
-        "condition",
-        "an object of strings, numbers and booleans",
-    )
-    for name in ("truth", "meta"):
-        _expect(isinstance(data.get(name, {}), Mapping), name, "an object")
+    problem = check_item_data(data)
+    if problem is not None:
+        raise TracktaleError(problem)
     item = Item(
         item_id=data["item_id"],
         paradigm=data["paradigm"],
         role=data["role"],
-        condition=dict(condition),
+        condition=dict(data["condition"]),
         context=data["context"],
         question=data.get("question"),
         answer=data["answer"],
@@ -330,47 +292,20 @@ def _check_id(item: Item) -> None:
     object.__setattr__(item, "_line", head + _ID_MEMBER + canonical_json(item.item_id) + tail)
 
 
-def _expect(ok: bool, name: str, what: str) -> None:
-    if not ok:
-        raise TracktaleError(f"item field {name!r} must be {what}")
-
-
 def _choice_to_dict(choice: ChoicePair) -> dict[str, str | None]:
-    return {name: getattr(choice, name) for name in _CHOICE_FIELDS}
+    return {name: getattr(choice, name) for name in CHOICE_FIELDS}
 
 
-def _choice_from(data: Any) -> ChoicePair | None:
+def _choice_from(data: Mapping[str, Any] | None) -> ChoicePair | None:
     if data is None:
         return None
-    _expect(isinstance(data, Mapping), "choice", "an object or null")
-    unknown = sorted(set(data) - set(_CHOICE_FIELDS))
-    _expect(not unknown, "choice", f"free of unknown fields (found {unknown})")
-    for name in ("prefix", "good", "bad"):
-        _expect(isinstance(data.get(name), str), f"choice.{name}", "a string")
-    for name in ("neutral_prefix", "question"):
-        _expect(
-            data.get(name) is None or isinstance(data[name], str),
-            f"choice.{name}",
-            "a string or null",
-        )
-    return ChoicePair(**{name: data.get(name) for name in _CHOICE_FIELDS})
-
-
-def _messages_from(data: Any) -> tuple[Mapping[str, str], ...] | None:
-    if data is None:
-        return None
-    _expect(
-        isinstance(data, list)
-        and all(
-            isinstance(m, Mapping)
-            and set(m) == {"role", "content"}
-            and all(isinstance(v, str) for v in m.values())
-            for m in data
-        ),
-        "messages",
-        "a list of {role, content} objects",
+    return ChoicePair(
+        data["prefix"], data["good"], data["bad"], data.get("neutral_prefix"), data.get("question")
     )
-    return tuple(dict(m) for m in data)
+
+
+def _messages_from(data: list[Mapping[str, str]] | None) -> tuple[Mapping[str, str], ...] | None:
+    return None if data is None else tuple(dict(m) for m in data)
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})

@@ -3,7 +3,8 @@
 On disk a set is a folder with ``items.jsonl`` (one canonical JSON item a line, in generation
 order) and ``manifest.json`` (generator and version, seed, the full resolved config, counts per
 design cell and the sha256 of ``items.jsonl``). Every stage reads sets through
-:func:`read_stimulus_set`; its ``sha256`` identifies the set in results and trial records.
+:func:`read_stimulus_set`; its ``sha256`` identifies the set in results and trial records. The
+item and the manifest are declared in :mod:`tracktale.schema.stimulus`.
 """
 
 from __future__ import annotations
@@ -16,51 +17,18 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 from tracktale.errors import TracktaleError
 from tracktale.item import Item, canonical_json, item_from_dict
-from tracktale.schema import fields as rules
 from tracktale.schema.derive import build_record
+from tracktale.schema.stimulus import FORMAT as FORMAT
+from tracktale.schema.stimulus import Manifest as Manifest
 
-FORMAT = "tracktale-stimulus-set/1"
 ITEMS_FILE = "items.jsonl"
 MANIFEST_FILE = "manifest.json"
-
-
-@dataclass(frozen=True)
-class Manifest:
-    """What produced a stimulus set and how to recognise it.
-
-    Attributes:
-        paradigm: The paradigm's registry name.
-        protocol: The protocol preset (e.g. ``model`` or ``human``).
-        generator: The generating module.
-        generator_version: tracktale's version and the paradigm generator's revision.
-        seed: The seed the set was generated with.
-        config: The full resolved generation config (defaults included).
-        counts: Number of items per design cell.
-        n_items: Number of items.
-        items_sha256: sha256 of ``items.jsonl``.
-        format: The on-disk format version.
-    """
-
-    paradigm: str
-    protocol: str
-    generator: str
-    generator_version: str
-    seed: int
-    config: Mapping[str, Any]
-    counts: Mapping[str, Annotated[int, *rules.number(minimum=0)]]
-    n_items: Annotated[int, *rules.number(minimum=0)]
-    items_sha256: Annotated[str, *rules.text(pattern="[0-9a-f]{64}")]
-    format: str = FORMAT
-
-    def to_json(self) -> str:
-        """The manifest as indented, key-sorted JSON (stable bytes)."""
-        return json.dumps(asdict(self), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
 @dataclass(frozen=True)
@@ -266,7 +234,7 @@ def read_manifest(directory: str | os.PathLike[str]) -> Manifest:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise TracktaleError(f"{path} is not valid JSON ({error})") from None
-    names = {name for name in Manifest.__dataclass_fields__}
+    names = {manifest_field.name for manifest_field in fields(Manifest)}
     if not isinstance(data, dict) or set(data) != names:
         raise TracktaleError(f"{path} does not have the manifest fields {sorted(names)}")
     if data["format"] != FORMAT:

@@ -31,6 +31,7 @@ from typing import Any
 
 from tracktale.errors import TracktaleError
 from tracktale.item import Item
+from tracktale.schema.payloads import ArithmeticTruth, truth_problems
 from tracktale.stimuli.arithmetic.datasets import Dataset, get_dataset
 from tracktale.stimuli.arithmetic.executor import (
     Number,
@@ -173,6 +174,9 @@ def verify_item(item: Item) -> list[str]:
     Returns:
         Problems as sentences; empty when the item is consistent.
     """
+    malformed = truth_problems(item.truth, ArithmeticTruth)
+    if malformed:
+        return malformed
     try:
         return _verify(item)
     except (ProcedureError, TracktaleError) as error:

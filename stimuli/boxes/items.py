@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from tracktale.errors import TracktaleError
 from tracktale.item import Item, canonical_json
+from tracktale.schema.payloads import BoxesTruth, truth_problems
 from tracktale.stimuli.boxes.distractors import SOURCES, bank, mentions_the_task
 from tracktale.stimuli.boxes.language import (
     INSTRUCTIONS,
@@ -143,6 +144,9 @@ def verify_item(item: Item) -> list[str]:
     Returns:
         Problems as sentences; empty when the item is consistent.
     """
+    malformed = truth_problems(item.truth, BoxesTruth)
+    if malformed:
+        return malformed
     try:
         return _verify(item)
     except TracktaleError as error:

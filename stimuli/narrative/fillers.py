@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tracktale.item import ChoicePair, Item
+from tracktale.schema.payloads import NarrativeFiller, truth_problems
 from tracktale.stimuli import lexicons
 from tracktale.stimuli.lexicons import Character
 
@@ -207,6 +208,9 @@ def render_filler(plan: Mapping[str, Any]) -> Item:
 def verify_filler(item: Item) -> list[str]:
     """Every way a filler disagrees with its facts or its own rendering."""
     plan = item.truth
+    malformed = truth_problems(plan, NarrativeFiller)
+    if malformed:
+        return malformed
     try:
         rendered = render_filler(plan)
     except (KeyError, TypeError, ValueError) as error:

@@ -12,6 +12,7 @@ from typing import Any
 
 from tracktale.errors import TracktaleError
 from tracktale.item import ChoicePair, Item
+from tracktale.schema.payloads import NarrativeStory, truth_problems
 from tracktale.stimuli.lexicons import Character, Noun
 from tracktale.stimuli.narrative.design import STRUCTURES, parse_cell
 from tracktale.stimuli.narrative.pairs import mention_flags, pair_problems
@@ -131,6 +132,9 @@ def verify_item(item: Item) -> list[str]:
     Returns:
         Problems as sentences; empty when the item is consistent.
     """
+    malformed = truth_problems(item.truth, NarrativeStory)
+    if malformed:
+        return malformed
     try:
         return _verify(item)
     except (InconsistentStory, TracktaleError) as error:

@@ -108,6 +108,12 @@ models:
         (BASE + "  - [a, b]\n", "models[1]: expected a mapping of keys, got list"),
         (BASE + "tasks: [implicit\n", "not valid YAML"),
         ("", "the plan is empty"),
+        (BASE + "    preset: true\n", "models[0].preset: expected a list (or a comma-separated"),
+        (BASE + "    top_logprobs: 25\n", "models[0].top_logprobs: must be at most 20, got 25"),
+        (BASE + "    temperature: hot\n", "temperature: expected int or float, got str 'hot'"),
+        (BASE + "    max_new_tokens: 2.0\n", "max_new_tokens: expected int, got float 2.0"),
+        (BASE + "executor: {sbatch: [a]}\n", "executor.sbatch: expected dict, got list ['a']"),
+        (BASE + "scoring: {roles: [main, bonus]}\n", "scoring.roles: 'bonus' is not one of main"),
     ],
 )
 def test_plan_errors_are_one_line_naming_the_key(tmp_path, set_dir, text, expected):
