@@ -386,7 +386,12 @@ def arithmetic_section(context: ReportContext) -> list[SectionResult] | None:
         first_answer=context.options.arithmetic_first_answer,
         interval=context.options.arithmetic_interval,
     )
-    return _files_section(context, write_arithmetic, "arithmetic", options=chosen)
+    parts = _files_section(context, write_arithmetic, "arithmetic", options=chosen) or []
+    if context.human is not None:
+        from tracktale.analysis.arithmetic.human import people_sections
+
+        parts += people_sections(context, chosen)
+    return parts or None
 
 
 def _files_section(
