@@ -21,7 +21,8 @@ from tracktale.experiment.admin import create_admin
 from tracktale.experiment.api import create_api, error_response
 from tracktale.experiment.config import STUDY_ENV, Secrets, StudyConfig, load_study
 from tracktale.experiment.frontend import VENDOR_FILES, find_node_modules
-from tracktale.experiment.instructions import GENDERS, instructions
+from tracktale.experiment.instructions import GENDERS
+from tracktale.experiment.paradigms import get_human_study
 from tracktale.experiment.ratelimit import create_limiter, retry_after_breached
 from tracktale.experiment.service import StudyService, load_stimuli
 from tracktale.experiment.storage import Storage
@@ -117,10 +118,11 @@ class _SignedCookieSessions(SecureCookieSessionInterface):
 
 def _register_pages(app: Flask, config: StudyConfig) -> None:
     page = page_config(config)
+    scripts = get_human_study(config.paradigm).scripts
 
     @app.get("/")
     def participant_page():
-        return render_template("study.html", study=config, page=page)
+        return render_template("study.html", study=config, page=page, scripts=scripts)
 
     @app.get("/vendor/<name>")
     def vendor(name: str):
@@ -173,10 +175,15 @@ def _register_hooks(app: Flask) -> None:
 def page_config(config: StudyConfig) -> dict[str, Any]:
     """What the participant page needs besides the session: texts, timings and codes."""
     timing = config.timing
+    human = get_human_study(config.paradigm)
     seconds = {
         "reading_seconds": timing.reading_ms / 1000,
         "response_seconds": timing.response_ms / 1000,
     }
+
+    def document(name: str) -> str:
+        return load_document(human.documents[name], config.ethics, seconds).html()
+
     return {
         "study_id": config.study_id,
         "title": config.title,
@@ -189,10 +196,12 @@ def page_config(config: StudyConfig) -> dict[str, Any]:
         "redirect_delay_ms": REDIRECT_DELAY_MS,
         "progress_indicator": config.progress_indicator,
         "timeout_notice_ms": config.timeout_notice_ms,
-        "consent_html": load_document("consent", config.ethics, seconds).html(),
-        "information_html": load_document("information", config.ethics, seconds).html(),
-        "debrief_html": load_document("debrief", config.ethics, seconds).html(),
-        "instructions": instructions(timing.reading_ms, timing.response_ms),
+        "consent_html": document("consent"),
+        "information_html": document("information"),
+        "debrief_html": document("debrief"),
+        "instructions": human.instructions(timing.reading_ms, timing.response_ms, "online"),
+        "paradigm": config.paradigm,
+        "trial_plugins": dict(human.trial_plugins),
         "genders": list(GENDERS),
     }
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from tracktale.errors import TracktaleError
+from tracktale.experiment.paradigms import human_study_names
 
 STUDY_OPTION = click.option(
     "--study",
@@ -16,6 +17,13 @@ STUDY_OPTION = click.option(
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Study file (YAML) [default: the default study on the default stimulus set].",
+)
+PARADIGM_OPTION = click.option(
+    "--paradigm",
+    type=click.Choice(human_study_names()),
+    default=None,
+    help="Which paradigm's human study [default: the study file's, else narrative]; without "
+    "--study, that study's defaults (its study_id, stimuli and time limits).",
 )
 
 
@@ -33,7 +41,7 @@ def _warnings(config, online: bool = True) -> list[str]:
         )
     if online and config.prolific.completion_code.startswith("TRACKTALE-"):
         notes.append("the Prolific completion and screen-out codes are the defaults")
-    if not config.paper_timing:
+    if config.paradigm == "narrative" and not config.paper_timing:
         notes.append(
             f"time limits are {config.timing.reading_ms} / {config.timing.response_ms} ms, "
             "not the source paper's 40000 / 15000"
@@ -43,6 +51,7 @@ def _warnings(config, online: bool = True) -> list[str]:
 
 @experiment.command()
 @STUDY_OPTION
+@PARADIGM_OPTION
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", type=int, default=5000, show_default=True, help="Port to listen on.")
 @click.option(
@@ -52,14 +61,16 @@ def _warnings(config, online: bool = True) -> list[str]:
     show_default=True,
     help="Serve with gunicorn and this many worker processes (0: the built-in server).",
 )
-def serve(study_file: Path | None, host: str, port: int, workers: int) -> None:
+def serve(
+    study_file: Path | None, paradigm: str | None, host: str, port: int, workers: int
+) -> None:
     """Serve the study; print the participant link and the admin link."""
     from tracktale.experiment.app import create_app
     from tracktale.experiment.config import ADMIN_SECRET_ENV, Secrets, load_study
     from tracktale.experiment.frontend import find_node_modules
 
     find_node_modules()  # a page without jsPsych is no study: fail before printing links
-    config = load_study(study_file)
+    config = load_study(study_file, paradigm)
     secrets = Secrets.from_env()
     if secrets.generated_admin_secret and workers:
         raise TracktaleError(f"set ${ADMIN_SECRET_ENV} to serve with --workers")
@@ -91,13 +102,14 @@ def serve(study_file: Path | None, host: str, port: int, workers: int) -> None:
         from tracktale.experiment.server import run_gunicorn
 
         service.storage.close()
-        run_gunicorn(lambda: create_app(load_study(study_file)), host, port, workers)
+        run_gunicorn(lambda: create_app(load_study(study_file, paradigm)), host, port, workers)
         return
     app.run(host=host, port=port, threaded=True, use_reloader=False)
 
 
 @experiment.command()
 @STUDY_OPTION
+@PARADIGM_OPTION
 @click.option(
     "--database",
     default=None,
@@ -124,7 +136,12 @@ def serve(study_file: Path | None, host: str, port: int, workers: int) -> None:
     help="Add raw Prolific ids to participants (for payment; never share such files).",
 )
 def export(
-    study_file: Path | None, database: str | None, out_dir: Path | None, formats: str, raw_ids: bool
+    study_file: Path | None,
+    paradigm: str | None,
+    database: str | None,
+    out_dir: Path | None,
+    formats: str,
+    raw_ids: bool,
 ) -> None:
     """Export trials, participants and accuracy (Prolific ids as salted hashes)."""
     from tracktale.experiment.config import Secrets, load_study
@@ -132,7 +149,7 @@ def export(
     from tracktale.experiment.storage import Storage
     from tracktale.settings import data_dir
 
-    config = load_study(study_file)
+    config = load_study(study_file, paradigm)
     if database:
         config = config.with_changes(database=database)
     url = config.database_url()
@@ -156,6 +173,7 @@ def export(
 
 @experiment.command()
 @STUDY_OPTION
+@PARADIGM_OPTION
 @click.option(
     "--n",
     "count",
@@ -196,6 +214,7 @@ def export(
 )
 def simulate(
     study_file: Path | None,
+    paradigm: str | None,
     count: int,
     url: str | None,
     stimuli_dir: Path | None,
@@ -208,7 +227,7 @@ def simulate(
     from tracktale.experiment.service import load_stimuli
     from tracktale.stimulus_set import read_stimulus_set
 
-    config = load_study(study_file)
+    config = load_study(study_file, paradigm)
     stimuli = read_stimulus_set(stimuli_dir) if stimuli_dir else load_stimuli(config)
     if url:
         from tracktale.experiment.simulate import simulate_participants
@@ -300,9 +319,12 @@ def lab(
     """
     from tracktale.experiment.config import load_study
     from tracktale.experiment.lab.launch import require_psychopy, run_lab
+    from tracktale.experiment.paradigms import get_human_study
 
     require_psychopy()  # before anything else: one line on how to install it
     config = load_study(study_file)
+    if not get_human_study(config.paradigm).lab:
+        raise TracktaleError(f"the lab mode runs the narrative study only, not {config.paradigm}")
     for note in _warnings(config, online=False):
         click.echo(f"warning: {note}", err=True)
     run = run_lab(

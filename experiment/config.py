@@ -25,6 +25,7 @@ import yaml
 from tracktale.errors import TracktaleError
 from tracktale.ethics import EthicsDetails
 from tracktale.experiment.design import DesignConfig
+from tracktale.experiment.paradigms import DEFAULT_PARADIGM, get_human_study, human_study_names
 from tracktale.settings import data_dir
 
 PAPER_READING_MS = 40_000
@@ -111,6 +112,9 @@ class StudyConfig:
             response naming several candidate answers is incorrect; ``contains``: the
             paradigm's rule alone, for narrative items the paper's model rule).
         secure_cookies: Mark the admin cookie ``Secure`` (set when served over HTTPS).
+        paradigm: Which paradigm's human study runs (:mod:`tracktale.experiment.paradigms`);
+            a study file that names it gets that study's ``study_id``, title and time limits
+            as its defaults.
         source_file: The YAML file it was read from (``None`` for the defaults).
     """
 
@@ -130,6 +134,7 @@ class StudyConfig:
     progress_indicator: bool = True
     timeout_notice_ms: int = 1500
     typed_answer_rule: str = "one-answer"
+    paradigm: str = DEFAULT_PARADIGM
     source_file: str | None = None
 
     @property
@@ -156,7 +161,8 @@ class StudyConfig:
     def stimulus_dir(self) -> Path:
         """The stimulus set's folder (relative paths are relative to the study file)."""
         if self.stimuli is None:
-            return data_dir() / "stimuli" / f"narrative-human-s{self.stimulus_seed}"
+            name = get_human_study(self.paradigm).stimulus_dir_name(self.stimulus_seed)
+            return data_dir() / "stimuli" / name
         path = Path(self.stimuli)
         if not path.is_absolute() and self.source_file:
             path = Path(self.source_file).parent / path
@@ -218,14 +224,23 @@ _CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _STUDY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
-def load_study(path: str | os.PathLike[str] | None = None) -> StudyConfig:
+def load_study(
+    path: str | os.PathLike[str] | None = None, paradigm: str | None = None
+) -> StudyConfig:
     """Read a study file (or the defaults when ``path`` is ``None``) and check it.
+
+    Args:
+        path: The study file.
+        paradigm: ``--paradigm``: without a file, the defaults of that paradigm's study; with
+            one, it must agree with the file's ``paradigm:``.
 
     Raises:
         TracktaleError: Naming the file and the offending key.
     """
     if path is None:
-        return check_study(StudyConfig())
+        if paradigm is None:
+            return check_study(StudyConfig())
+        return check_study(study_from_dict({"paradigm": paradigm}, where="--paradigm"))
     source = Path(path)
     try:
         data = yaml.safe_load(source.read_text(encoding="utf-8"))
@@ -239,7 +254,12 @@ def load_study(path: str | os.PathLike[str] | None = None) -> StudyConfig:
         data = {}
     if not isinstance(data, dict):
         raise TracktaleError(f"{source}: a study file must be a mapping of keys to values")
-    return check_study(study_from_dict(data, where=str(source), source_file=str(source)))
+    config = check_study(study_from_dict(data, where=str(source), source_file=str(source)))
+    if paradigm is not None and paradigm != config.paradigm:
+        raise TracktaleError(
+            f"--paradigm {paradigm} contradicts {source}, whose paradigm is {config.paradigm}"
+        )
+    return config
 
 
 def study_from_dict(
@@ -247,14 +267,38 @@ def study_from_dict(
 ) -> StudyConfig:
     """Build a config from plain data, refusing unknown keys and wrong types."""
     known = {f.name for f in dataclasses.fields(StudyConfig)} - {"source_file"}
+    defaults = paradigm_defaults(data.get("paradigm", DEFAULT_PARADIGM), where)
     values: dict[str, Any] = {}
     for key, value in data.items():
         if key not in known:
             hint = " (secrets come from the environment)" if "secret" in str(key) else ""
             raise TracktaleError(f"{where}: unknown key {key!r}{hint}")
-        default = getattr(StudyConfig(), key)
+        default = getattr(defaults, key)
         values[key] = _section(key, value, default, where)
-    return StudyConfig(**values, source_file=source_file)
+    return dataclasses.replace(defaults, **values, source_file=source_file)
+
+
+def paradigm_defaults(paradigm: Any, where: str = "study") -> StudyConfig:
+    """The default config of a paradigm's study (its ``study_id``, title and time limits).
+
+    Raises:
+        TracktaleError: If the paradigm has no human study.
+    """
+    if paradigm == DEFAULT_PARADIGM:
+        return StudyConfig()
+    if not isinstance(paradigm, str) or paradigm not in human_study_names():
+        raise TracktaleError(
+            f"{where}: paradigm {paradigm!r} has no human study "
+            f"(choose from {', '.join(human_study_names())})"
+        )
+    study = get_human_study(paradigm)
+    return StudyConfig(
+        paradigm=paradigm,
+        study_id=study.study_id,
+        title=study.title,
+        timing=Timing(**study.timing),
+        ethics=EthicsDetails(duration_minutes=study.duration_minutes),
+    )
 
 
 def _section(name: str, value: Any, default: Any, where: str) -> Any:
@@ -293,6 +337,11 @@ def check_study(config: StudyConfig) -> StudyConfig:
         TracktaleError: Naming the offending setting.
     """
     where = config.source_file or "study"
+    if config.paradigm not in human_study_names():
+        raise TracktaleError(
+            f"{where}: paradigm {config.paradigm!r} has no human study "
+            f"(choose from {', '.join(human_study_names())})"
+        )
     if not _STUDY_ID.match(config.study_id):
         raise TracktaleError(f"{where}: study_id {config.study_id!r} may use letters, digits, ._-")
     for key in ("completion_code", "screenout_code"):

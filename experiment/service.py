@@ -16,8 +16,9 @@ from typing import Any
 
 from tracktale.errors import TracktaleError
 from tracktale.experiment.config import StudyConfig
-from tracktale.experiment.design import SessionPlan, build_session
+from tracktale.experiment.design import SessionPlan
 from tracktale.experiment.instructions import GENDERS
+from tracktale.experiment.paradigms import HumanStudy, get_human_study
 from tracktale.experiment.pseudonyms import session_seed, study_salt
 from tracktale.experiment.storage import Participant, Storage, hash_token
 from tracktale.experiment.trialflow import Answered, TrialDesk
@@ -47,10 +48,9 @@ def load_stimuli(config: StudyConfig) -> StimulusSet:
     """
     folder = config.stimulus_dir()
     if config.stimuli is None and not is_stimulus_set(folder):
-        from tracktale.stimuli.registry import get_paradigm
         from tracktale.stimulus_set import write_stimulus_set
 
-        generated = get_paradigm("narrative").generate_set("human", config.stimulus_seed)
+        generated = get_human_study(config.paradigm).generate_stimuli(config.stimulus_seed)
         try:
             write_stimulus_set(generated, folder)
         except TracktaleError:
@@ -62,16 +62,21 @@ def load_stimuli(config: StudyConfig) -> StimulusSet:
 
 
 def check_stimuli(stimulus_set: StimulusSet, config: StudyConfig, where: str = "stimuli") -> None:
-    """Refuse a set the study cannot run: no main items, missing probes or practice items."""
+    """Refuse a set the study cannot run.
+
+    No main items, another paradigm's items, or what the paradigm's study checks (missing
+    probes or practice items, a design that cannot be built).
+    """
     main = stimulus_set.select(role="main")
     if not main:
         raise TracktaleError(f"{where}: no main items (use a human-protocol stimulus set)")
-    for item in stimulus_set:
-        if item.role in ("main", "practice") and (not item.question or item.choice is None):
-            raise TracktaleError(f"{where}: item {item.item_id} lacks an explicit or implicit form")
-        if item.role == "filler" and (item.choice is None or not item.choice.question):
-            raise TracktaleError(f"{where}: filler {item.item_id} has no comprehension question")
-    build_session(stimulus_set, "L1", 0, config.design)  # raises if the design cannot be built
+    other = next((item for item in stimulus_set if item.paradigm != config.paradigm), None)
+    if other is not None:
+        raise TracktaleError(
+            f"{where}: item {other.item_id} is a {other.paradigm} item, "
+            f"but the study's paradigm is {config.paradigm}"
+        )
+    get_human_study(config.paradigm).check_stimuli(stimulus_set, config.design, where)
 
 
 class StudyService:
@@ -96,6 +101,7 @@ class StudyService:
         self.storage = storage
         self.stimuli = stimulus_set
         self._salt = salt
+        self.human: HumanStudy = get_human_study(config.paradigm)
         self.desk = TrialDesk(self)
         check_stimuli(stimulus_set, config)
 
@@ -108,7 +114,7 @@ class StudyService:
 
     def plan(self, list_id: str, session_seed: int) -> SessionPlan:
         """The session a list and seed give (the same one every time)."""
-        return build_session(self.stimuli, list_id, session_seed, self.config.design)
+        return self.human.build_session(self.stimuli, list_id, session_seed, self.config.design)
 
     # sessions ----------------------------------------------------------------------------
 

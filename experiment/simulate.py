@@ -23,6 +23,7 @@ from typing import Any
 
 from tracktale.errors import TracktaleError
 from tracktale.experiment.client import StudyClient
+from tracktale.experiment.paradigms import get_human_study
 from tracktale.item import Item
 from tracktale.stimulus_set import StimulusSet
 
@@ -265,7 +266,8 @@ def _answer_trials(
         shown = served.data["trial"]
         (side,) = good_sides(stimuli, [shown])
         item = stimuli.get(shown["item_id"])
-        body = behave(rng, person, item, {**shown, "good_side": side}, timing)
+        study = get_human_study(item.paradigm)
+        body = study.behave(rng, person, item, {**shown, "good_side": side}, timing)
         body["client_trial_id"] = (
             f"{session['participant_id']}-{shown['index']}-{rng.getrandbits(32):08x}"
         )

@@ -1,12 +1,12 @@
 """Trials served one at a time and answered in order, timed by the server.
 
-The protocol is the same for every paradigm: the browser (or the lab window) asks for the
-trial at a position when it starts, and gets that item's content (:func:`served_content`);
-the server records the serve first. An answer is accepted only for a served position whose
-earlier positions are all answered; it is scored by the server, stored with the time the
-server served the trial and received the answer, and flagged (never dropped) when those times
-contradict the browser's or the limits (:func:`timing_flags`). A position served again is a
-restart, counted by the server whatever the browser says.
+The protocol is the same for every paradigm: the browser (or the lab window) asks for the trial
+at a position when it starts, and gets that item's content (its paradigm's ``served_content``,
+:mod:`.paradigms`); the server records the serve first. An answer is accepted only for a served
+position whose earlier positions are all answered; it is scored by the server, stored with the
+time the server served the trial and received the answer, and flagged (never dropped) when
+those times contradict the browser's or the limits (:func:`timing_flags`). A position served
+again is a restart, counted by the server whatever the browser says.
 
 The browser may ask for the next trials while answers to earlier ones still wait in its
 offline queue (they arrive in order once the connection is back), but not more than
@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from tracktale.errors import TracktaleError
 from tracktale.experiment.config import Timing
 from tracktale.experiment.design import PlannedTrial
-from tracktale.experiment.scoring import practice_feedback, score_trial, served_content
 from tracktale.experiment.storage import Participant, SaveResult
 from tracktale.experiment.validation import ApiError
 from tracktale.trial import TrialRecord
@@ -127,7 +126,8 @@ class TrialDesk:
         self._journal.record_serve(participant.participant_id, index, participant.browser)
         times = served.get(index, 0) + 1
         item = self.service.stimuli.get(planned.item_id)
-        return {"trial": served_content(item, planned), "times_served": times, "restart": times > 1}
+        content = self.service.human.served_content(item, planned)
+        return {"trial": content, "times_served": times, "restart": times > 1}
 
     def answer(self, participant: Participant, data: Mapping[str, Any]) -> Answered:
         """Check an answer against the plan and the serves, score it, flag it, store it once.
@@ -166,7 +166,9 @@ class TrialDesk:
             raise ApiError(422, "response_time_ms must be given exactly when there is a response")
         item = self.service.stimuli.get(planned.item_id)
         try:
-            scored = score_trial(item, planned, response, self.service.config.typed_answer_rule)
+            scored = self.service.human.score_trial(
+                item, planned, response, self.service.config.typed_answer_rule
+            )
         except TracktaleError as error:
             raise ApiError(422, str(error)) from None
         answered_at = self.service.storage.now()
@@ -192,7 +194,9 @@ class TrialDesk:
             raise ApiError(409, str(error)) from None
         feedback = None
         if planned.role == "practice":
-            feedback = practice_feedback(item, planned, scored.correct, data["timed_out"])
+            feedback = self.service.human.practice_feedback(
+                item, planned, scored.correct, data["timed_out"]
+            )
         return Answered(result, feedback)
 
 

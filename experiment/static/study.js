@@ -18,6 +18,8 @@
   const params = new URLSearchParams(window.location.search);
   const target = document.getElementById("jspsych-target");
   const badge = document.getElementById("save-status");
+  // Paradigm-specific styles (study.css) hang off this class, e.g. line-by-line steps.
+  if (config.paradigm) document.body.classList.add("tt-paradigm-" + config.paradigm);
   const overlay = document.getElementById("tt-overlay");
   const TAKEN_OVER = [
     "This study is now open in another browser window or tab.",

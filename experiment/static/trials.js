@@ -100,9 +100,10 @@ var TracktaleTrials = (function () {
     } else {
       verdict = feedback.timed_out ? "Time is up." : feedback.correct ? "Correct!" : "Not quite.";
       detail =
-        "answer" in feedback
+        feedback.detail ||
+        ("answer" in feedback
           ? "The answer was: " + feedback.answer + "."
-          : "The " + feedback.good_side + " sentence continues the story.";
+          : "The " + feedback.good_side + " sentence continues the story.");
     }
     return (
       '<div class="tt-screen tt-feedback"><p class="tt-verdict">' + escapeHtml(verdict) +
@@ -135,6 +136,25 @@ var TracktaleTrials = (function () {
       slot.timedOut = Boolean(data.timed_out);
       slot.replyPromise = recorder.finish(slot, data);
     };
+    const plugin = config.trial_plugins && config.trial_plugins[outline.task];
+    if (plugin) {
+      // A paradigm's own response screen: its parameters come with the served trial.
+      return {
+        type: window[plugin],
+        ...Object.fromEntries(
+          Object.entries(window[plugin].info.parameters).map(([name, spec]) => [
+            name,
+            () => {
+              const given = slot.trial.parameters || {};
+              return name in given ? given[name] : spec.default;
+            },
+          ])
+        ),
+        trial_duration: timing.response_ms,
+        data: { tt_screen: outline.task, tt_index: outline.index },
+        on_finish: finish,
+      };
+    }
     if (outline.task === "explicit") {
       return {
         type: jsPsychTimedTextResponse,

@@ -1,0 +1,151 @@
+"""How each paradigm runs as a human study: one :class:`HumanStudy` per paradigm.
+
+The study server (sessions, serving, timing, storage, export) is the same for every paradigm;
+what differs is declared here, in one module per paradigm (``narrative.py``, ``boxes.py``,
+...), registered in :data:`_STUDIES`:
+
+- the study's defaults (``study_id``, title, time limits) when a study file names only its
+  ``paradigm:``;
+- its list design (:meth:`HumanStudy.build_session`: counterbalanced lists, practice);
+- what a trial serves to the browser when it starts (:meth:`HumanStudy.served_content`: no
+  answer in it) and which jsPsych plugin shows a task (:attr:`HumanStudy.trial_plugins`, with
+  the served ``parameters``; tasks not named there use the narrative trial screens);
+- how a response is scored (:meth:`HumanStudy.score_trial`, which calls the paradigm's
+  ``score_response``) and what practice feedback says;
+- the participant-facing instructions and the ethics documents (consent, information,
+  debrief);
+- a simulated participant's behaviour (:meth:`HumanStudy.behave`).
+
+A new paradigm adds one module and one registry line; nothing else in the server changes.
+"""
+
+from __future__ import annotations
+
+import abc
+import importlib
+import random
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from tracktale.errors import TracktaleError
+from tracktale.experiment.design import DesignConfig, PlannedTrial, SessionPlan
+from tracktale.item import Item
+from tracktale.stimulus_set import StimulusSet
+
+if TYPE_CHECKING:
+    from tracktale.experiment.scoring import ScoredResponse
+
+_STUDIES = {
+    "narrative": "tracktale.experiment.paradigms.narrative:STUDY",
+}
+DEFAULT_PARADIGM = "narrative"
+
+
+class HumanStudy(abc.ABC):
+    """What one paradigm's human study declares (see the module docstring)."""
+
+    paradigm: str
+    """The stimulus paradigm (:func:`tracktale.stimuli.registry.get_paradigm`)."""
+    study_id: str
+    """Default ``study_id`` of a study file that names only the paradigm."""
+    title: str
+    """Default title (the browser tab)."""
+    timing: Mapping[str, int]
+    """Default ``timing:`` (``reading_ms``, ``response_ms``, ``feedback_ms``)."""
+    duration_minutes: int = 25
+    """Default ``ethics.duration_minutes`` (what the consent form says the study takes)."""
+    scripts: tuple[str, ...] = ()
+    """Extra static scripts the page loads after the shared plugins (``plugins/x.js``)."""
+    trial_plugins: Mapping[str, str] = {}
+    """Task -> global name of the jsPsych plugin that shows its response screen, with the
+    served trial's ``parameters``; tasks not listed use the narrative screens."""
+    documents: Mapping[str, str] = {
+        "consent": "consent",
+        "information": "information",
+        "debrief": "debrief",
+    }
+    """Which ethics document (:data:`tracktale.ethics.DOCUMENTS`) the page shows for each."""
+    lab: bool = False
+    """Whether the PsychoPy lab mode can run this study."""
+
+    def stimulus_dir_name(self, seed: int) -> str:
+        """Folder name of the default stimulus set under ``$TRACKTALE_DATA/stimuli``."""
+        return f"{self.paradigm}-human-s{seed}"
+
+    def generate_stimuli(self, seed: int) -> StimulusSet:
+        """The default human-protocol set."""
+        from tracktale.stimuli.registry import get_paradigm
+
+        return get_paradigm(self.paradigm).generate_set("human", seed)
+
+    @abc.abstractmethod
+    def check_stimuli(self, stimulus_set: StimulusSet, design: DesignConfig, where: str) -> None:
+        """Refuse a set the study cannot run (raise ``TracktaleError`` naming the problem)."""
+
+    @abc.abstractmethod
+    def build_session(
+        self, stimulus_set: StimulusSet, list_id: str, session_seed: int, design: DesignConfig
+    ) -> SessionPlan:
+        """One participant's session for a list (deterministic for its inputs)."""
+
+    @abc.abstractmethod
+    def served_content(self, item: Item, planned: PlannedTrial) -> dict[str, Any]:
+        """What the browser gets when the trial starts; never the answer.
+
+        ``index``, ``block``, ``task``, ``role``, ``item_id``, ``story`` and the task's own
+        fields (``parameters`` of a task in :attr:`trial_plugins`).
+        """
+
+    @abc.abstractmethod
+    def score_trial(
+        self, item: Item, planned: PlannedTrial, response: str | None, rule: str
+    ) -> ScoredResponse:
+        """Score a response (``None``: a timeout, always incorrect)."""
+
+    @abc.abstractmethod
+    def practice_feedback(
+        self, item: Item, planned: PlannedTrial, correct: bool, timed_out: bool
+    ) -> dict[str, Any]:
+        """The verdict a practice trial's feedback screen shows.
+
+        ``correct``, ``timed_out`` and ``answer`` (shown as "The answer was: ...") or
+        ``good_side``.
+        """
+
+    @abc.abstractmethod
+    def instructions(self, reading_ms: int, response_ms: int, source: str) -> dict[str, Any]:
+        """Every instruction text, keyed by screen (as :func:`.instructions.instructions`).
+
+        ``welcome``, one per block format, ``main_start``, ``resume``, ``survey``, ``saving``,
+        ``completed_before`` (lists of paragraphs) and ``keys``.
+        """
+
+    @abc.abstractmethod
+    def behave(
+        self,
+        rng: random.Random,
+        person: Any,
+        item: Item,
+        shown: Mapping[str, Any],
+        timing: Mapping[str, int],
+    ) -> dict[str, Any]:
+        """A simulated participant's answer: the request body the page would send."""
+
+
+def human_study_names() -> tuple[str, ...]:
+    """The paradigms that have a human study."""
+    return tuple(_STUDIES)
+
+
+def get_human_study(paradigm: str) -> HumanStudy:
+    """The human study of ``paradigm``.
+
+    Raises:
+        TracktaleError: If the paradigm has no human study.
+    """
+    if paradigm not in _STUDIES:
+        raise TracktaleError(
+            f"paradigm {paradigm!r} has no human study (choose from {', '.join(_STUDIES)})"
+        )
+    module_name, _, attribute = _STUDIES[paradigm].partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
