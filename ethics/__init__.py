@@ -34,11 +34,15 @@ DOCUMENTS = (
     "lab_consent",
     "lab_information",
     "lab_debrief",
+    "arithmetic_consent",
+    "arithmetic_information",
+    "arithmetic_debrief",
 )
 """The documents, by name: consent form, participant information sheet, debrief,
 data-management plan and ethics-board checklist of the online study, then the consent form,
 information sheet and debrief of in-lab sessions (``tracktale experiment lab``), which name keys
-instead of buttons and the experimenter instead of Prolific."""
+instead of buttons and the experimenter instead of Prolific, then the arithmetic study's consent
+form, information sheet and debrief (``paradigm: arithmetic``)."""
 _FOLDER = Path(__file__).parent
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 TIMING_DEFAULTS = {"reading_seconds": 40, "response_seconds": 15}

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 _STUDIES = {
     "narrative": "tracktale.experiment.paradigms.narrative:STUDY",
+    "arithmetic": "tracktale.experiment.paradigms.arithmetic:STUDY",
 }
 DEFAULT_PARADIGM = "narrative"
 
@@ -117,7 +118,8 @@ class HumanStudy(abc.ABC):
         """Every instruction text, keyed by screen (as :func:`.instructions.instructions`).
 
         ``welcome``, one per block format, ``main_start``, ``resume``, ``survey``, ``saving``,
-        ``completed_before`` (lists of paragraphs) and ``keys``.
+        ``completed_before`` (lists of paragraphs) and ``keys``; optionally ``trial_word``,
+        what the progress line and the timeout notice call a trial (default "Story").
         """
 
     @abc.abstractmethod

@@ -374,7 +374,8 @@
       recorder: new TrialRecorder(outbox),
       progress: new Progress(
         document.getElementById("tt-progress"),
-        config.progress_indicator ? session.n_trials : 0
+        config.progress_indicator ? session.n_trials : 0,
+        config.instructions.trial_word
       ),
     };
     await jsPsych.run(buildTimeline(session, outbox, context));

@@ -20,11 +20,12 @@ var TracktaleTrials = (function () {
     return div.innerHTML;
   }
 
-  /** The "Story 12 of 50" line and bar at the top of the page. */
+  /** The "Story 12 of 50" line and bar at the top of the page ("Story": `word`). */
   class Progress {
-    constructor(element, total) {
+    constructor(element, total, word) {
       this.element = element;
       this.total = total;
+      this.word = word || "Story";
     }
 
     show(position) {
@@ -32,7 +33,7 @@ var TracktaleTrials = (function () {
       this.element.hidden = false;
       this.element.replaceChildren();
       const label = document.createElement("span");
-      label.textContent = "Story " + position + " of " + this.total;
+      label.textContent = this.word + " " + position + " of " + this.total;
       const bar = document.createElement("span");
       bar.className = "tt-progress-bar";
       const fill = document.createElement("span");
@@ -129,6 +130,11 @@ var TracktaleTrials = (function () {
     };
   }
 
+  /** What the study calls a trial to participants ("Story"; a paradigm may name another). */
+  function trialWord(config) {
+    return (config.instructions && config.instructions.trial_word) || "Story";
+  }
+
   function probeNode(outline, slot, config, recorder) {
     const timing = config.timing;
     const keys = config.instructions.keys;
@@ -222,7 +228,7 @@ var TracktaleTrials = (function () {
             type: jsPsychHtmlButtonResponse,
             stimulus:
               '<div class="tt-screen tt-message tt-timeout"><p>Time is up for this question.</p>' +
-              "<p>The next story follows.</p></div>",
+              "<p>The next " + escapeHtml(trialWord(config).toLowerCase()) + " follows.</p></div>",
             choices: [],
             trial_duration: config.timeout_notice_ms,
             data: { tt_screen: "timeout-notice", tt_index: outline.index },
