@@ -167,3 +167,48 @@ def test_a_simulated_arithmetic_study_runs_through_the_real_server(
         if not trial.timed_out:  # the server's verdict is the models' scorer's
             assert trial.correct == STUDY.score_trial(item, None, trial.response, "").correct
     assert tally[5][0] / tally[5][1] > tally[15][0] / tally[15][1]
+
+
+def test_the_report_puts_simulated_people_beside_a_model_on_the_same_items(
+    arithmetic_app, storage, arithmetic_set, study_config, tmp_path
+):
+    import pandas as pd
+
+    from tracktale.analysis.report import build_report
+
+    with serve_in_thread(arithmetic_app) as server:
+        report = simulate_participants(
+            server.url, arithmetic_set, ADMIN_SECRET, n=8, seed=5, concurrency=4
+        )
+    assert report.errors == []
+    scorer = get_paradigm("arithmetic")
+    rows = []
+    for item in arithmetic_set:
+        right = item.condition["horizon"] == 5
+        output = f"<answer>{item.answer if right else 0}</answer>"
+        scores = scorer.score_response(item, output)
+        rows.append({"model_id": "org/model-1b", "item_id": item.item_id, "output": output,
+                     "correct": scores["correct"]})  # fmt: skip
+    results = pd.DataFrame(rows)
+    results = results.assign(task="explicit", revision=None)
+    results_file = tmp_path / "results.parquet"
+    results.to_parquet(results_file)
+    stimuli = tmp_path / "arith-human"
+    from tracktale.stimulus_set import write_stimulus_set
+
+    write_stimulus_set(arithmetic_set, stimuli)
+    written = build_report(
+        stimuli=[stimuli],
+        human=study_config.database_url(),
+        models=results_file,
+        out=tmp_path / "report",
+    )
+    table_file = (
+        tmp_path / "report" / "arithmetic" / "arith-human" / "arithmetic_people_faa_by_horizon.csv"
+    )
+    table = pd.read_csv(table_file)
+    assert set(table["model"]) == {"people", "org/model-1b"}
+    people = table[table["kind"] == "human"].set_index("horizon")
+    assert list(people.index) == [5, 10, 15] and set(people["participants"]) == {8}
+    assert (people["ci_low"] <= people["faa"]).all() and (people["faa"] <= people["ci_high"]).all()
+    assert "people and models" in written.html_path.read_text()
