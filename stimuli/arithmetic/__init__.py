@@ -42,6 +42,9 @@ HUMAN_HORIZONS = (5, 10, 15)
 """The human protocol's horizons (ours): the paper's 5 and 15 steps, and 10 between them."""
 PRACTICE_HORIZON = 3
 """Steps of a practice procedure (ours; the paper has no human study)."""
+PRACTICE = "practice_procedures"
+"""The option counting practice procedures (not ``practice``: the narrative paradigm's option
+of that name means other items, and the CLI shows one help text per option name)."""
 _MAX_DRAWS = 1000
 
 
@@ -73,7 +76,7 @@ class ArithmeticParadigm(Paradigm):
         ),
         Option("per_horizon", int, "Procedures per dataset and horizon.", minimum=1),
         Option(
-            "practice",
+            "practice_procedures",
             int,
             f"Practice procedures of {PRACTICE_HORIZON} steps, cycling through the datasets "
             "(for people; ours).",
@@ -104,7 +107,7 @@ class ArithmeticParadigm(Paradigm):
             "datasets": list(HUMAN_DATASETS),
             "horizons": list(HUMAN_HORIZONS),
             "per_horizon": 4,
-            "practice": 2,
+            "practice_procedures": 2,
             "prompt_version": "paper",
         },
     }
@@ -112,16 +115,16 @@ class ArithmeticParadigm(Paradigm):
     def resolve_config(
         self, protocol: str, overrides: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
-        """The config, with ``practice`` only where the protocol or the caller names it.
+        """The config, with ``practice_procedures`` only where the protocol or the caller names it.
 
         The model and pilot protocols predate practice items; leaving the key out keeps their
         manifests (and so their files) byte-identical.
         """
         overrides = dict(overrides or {})
-        if "practice" in self.protocols.get(protocol, {}) or "practice" in overrides:
+        if PRACTICE in self.protocols.get(protocol, {}) or PRACTICE in overrides:
             return super().resolve_config(protocol, overrides)
-        resolved = super().resolve_config(protocol, {**overrides, "practice": 0})
-        del resolved["practice"]
+        resolved = super().resolve_config(protocol, {**overrides, PRACTICE: 0})
+        del resolved[PRACTICE]
         return resolved
 
     def check_config(self, config: Mapping[str, Any]) -> None:
@@ -137,7 +140,7 @@ class ArithmeticParadigm(Paradigm):
         """Datasets x horizons x per-horizon procedures."""
         datasets = expand_datasets(config["datasets"])
         main = len(datasets) * len(config["horizons"]) * config["per_horizon"]
-        return main + config.get("practice", 0)
+        return main + config.get(PRACTICE, 0)
 
     def generate(self, config: Mapping[str, Any], seed: int) -> Iterator[Item]:
         """Yield items dataset by dataset, horizon by horizon.
@@ -166,7 +169,7 @@ class ArithmeticParadigm(Paradigm):
     def _practice(self, config: Mapping[str, Any], seed: int) -> Iterator[Item]:
         """Short procedures for people to practise on, cycling through the datasets."""
         datasets = expand_datasets(config["datasets"])
-        for example in range(config.get("practice", 0)):
+        for example in range(config.get(PRACTICE, 0)):
             dataset = datasets[example % len(datasets)]
             rng = random.Random(f"arithmetic|{seed}|practice|{example}")
             inputs = sample_inputs(rng, dataset)

@@ -118,9 +118,9 @@ def test_the_human_protocol_is_integer_addition_and_subtraction_with_look_back(h
 
 
 def test_the_paper_protocols_have_no_practice_key():
-    assert "practice" not in PARADIGM.resolve_config("pilot")
-    assert PARADIGM.resolve_config("pilot", {"practice": 1})["practice"] == 1
-    assert PARADIGM.resolve_config("human")["practice"] == 2
+    assert "practice_procedures" not in PARADIGM.resolve_config("pilot")
+    assert PARADIGM.resolve_config("pilot", {"practice_procedures": 1})["practice_procedures"] == 1
+    assert PARADIGM.resolve_config("human")["practice_procedures"] == 2
 
 
 def test_a_typed_answer_is_scored_by_the_models_scorer(human_set):
