@@ -42,6 +42,7 @@ _TRIAL_CARRY = {
     "list_id": "list_id",
     "trial_index": "trial_index",
     "stimulus_sha256": "stimulus_sha256",
+    "response": "response",
 }
 _MODEL_CARRY = (
     "resolved_sha",

@@ -13,6 +13,7 @@ editing anything else here.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import datetime
 import html
 import importlib
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import tracktale
-from tracktale.analysis.exclusions import ExclusionRules
+from tracktale.analysis.exclusions import ExclusionRules, apply_exclusions
 from tracktale.analysis.style import SavedFigure
 from tracktale.analysis.tables import SavedTable, format_cell
 from tracktale.atomic import atomic_write_text
@@ -373,7 +374,16 @@ def boxes_section(context: ReportContext) -> list[SectionResult] | None:
 
     options = context.options
     rules = ScoringRules(functor=options.boxes_functor, unparsed=options.boxes_unparsed)
-    return _files_section(context, write_boxes, "boxes", rules=rules)
+    human = context.human
+    if human is not None and "response" not in human.columns:
+        human = None  # an export without responses: models only
+    if human is not None and not human.empty and options.rules is not None:
+        # The session rules only: the accuracy rule is the narrative paper's (Step-EM by
+        # chance is 2^-12, so a 50% floor would measure difficulty, not attention).
+        session_rules = dataclasses.replace(options.rules, min_accuracy=0.0)
+        kept = apply_exclusions(human, context.participants, session_rules, ("explicit",))
+        human = kept.trials
+    return _files_section(context, write_boxes, "boxes", rules=rules, human=human)
 
 
 def arithmetic_section(context: ReportContext) -> list[SectionResult] | None:
@@ -387,10 +397,16 @@ def arithmetic_section(context: ReportContext) -> list[SectionResult] | None:
         interval=context.options.arithmetic_interval,
     )
     parts = _files_section(context, write_arithmetic, "arithmetic", options=chosen) or []
-    if context.human is not None:
+    human = context.human
+    if human is not None and not human.empty:
         from tracktale.analysis.arithmetic.human import people_sections
 
-        parts += people_sections(context, chosen)
+        if context.options.rules is not None:
+            # The session rules only, as for boxes: a 50% accuracy floor would measure the
+            # difficulty of 15-step procedures, not attention.
+            rules = dataclasses.replace(context.options.rules, min_accuracy=0.0)
+            human = apply_exclusions(human, context.participants, rules, ("explicit",)).trials
+        parts += people_sections(context, chosen, human)
     return parts or None
 
 

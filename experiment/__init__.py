@@ -2,8 +2,11 @@
 
 The pieces, each usable on its own (the lab mode reuses the first five):
 
-- :mod:`.design`: the list design (Latin square, block order, fillers, practice, sides), pure
-  and seeded: ``build_session(stimulus_set, list_id, session_seed)``.
+- :mod:`.paradigms`: what each paradigm's human study declares (``HumanStudy``: its list
+  design, trial content and plugin, scoring, instructions, ethics texts, simulated people);
+  the study's ``paradigm:`` picks one (``narrative``: the modules below; ``boxes``).
+- :mod:`.design`: the narrative list design (Latin square, block order, fillers, practice,
+  sides), pure and seeded: ``build_session(stimulus_set, list_id, session_seed)``.
 - :mod:`.scoring`: what a trial shows (``present_trial``) and how a response is scored
   (``score_trial``, with the paradigm's ``score_response`` for typed answers).
 - :mod:`.storage`: SQLAlchemy tables and ``Storage`` (SQLite WAL or PostgreSQL), idempotent

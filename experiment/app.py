@@ -202,6 +202,8 @@ def page_config(config: StudyConfig) -> dict[str, Any]:
         "instructions": human.instructions(timing.reading_ms, timing.response_ms, "online"),
         "paradigm": config.paradigm,
         "trial_plugins": dict(human.trial_plugins),
+        "trial_noun": human.trial_noun,
+        "reading_prompt": human.reading_prompt,
         "genders": list(GENDERS),
     }
 

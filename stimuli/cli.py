@@ -47,7 +47,11 @@ def _paradigm_options() -> dict[str, tuple[Option, list[str]]]:
 
 
 def _click_option(option: Option, owners: list[str]) -> click.Option:
-    help_text = f"[{', '.join(owners)}] {option.help}"
+    helps = {name: _option_help(name, option) for name in owners}
+    if len(set(helps.values())) == 1:
+        help_text = f"[{', '.join(owners)}] {option.help}"
+    else:  # the same flag means something else in each paradigm: say each
+        help_text = " ".join(f"[{name}] {text}" for name, text in helps.items())
     if option.type is bool:
         flag = option.flag.removeprefix("--")
         return click.Option([f"--{flag}/--no-{flag}", option.name], default=None, help=help_text)
@@ -63,6 +67,11 @@ def _click_option(option: Option, owners: list[str]) -> click.Option:
         help=help_text,
         metavar="LIST" if option.multiple else None,
     )
+
+
+def _option_help(paradigm: str, option: Option) -> str:
+    found = next(o for o in get_paradigm(paradigm).options if o.name == option.name)
+    return found.help
 
 
 def _parse_value(option: Option, raw: Any) -> Any:

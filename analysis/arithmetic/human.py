@@ -117,20 +117,23 @@ def write_people_section(
     return write_table(table, folder / TABLE_STEM) + plot_people_vs_models(table, folder)
 
 
-def people_sections(context: Any, options: Any = None) -> list[Any]:
+def people_sections(context: Any, options: Any = None, human: Any = None) -> list[Any]:
     """The report's sections of people beside models, one per stimulus set with human rows.
 
     Args:
         context: The report's :class:`~tracktale.analysis.report.ReportContext`.
         options: The arithmetic options (reference, first-answer rule, interval).
+        human: The human rows to show (after the report's exclusions); ``None``: all of
+            ``context.human``.
     """
+    human = context.human if human is None else human
     from tracktale.analysis.report import section_from_files
 
     parts = []
     for stimulus_set in context.stimulus_sets:
         name = context.set_names.get(stimulus_set.sha256) or stimulus_set.sha256[:12]
         folder = context.tables_dir.parent / "arithmetic" / name
-        paths = write_people_section(context.human, context.results, stimulus_set, folder, options)
+        paths = write_people_section(human, context.results, stimulus_set, folder, options)
         if paths:
             parts.append(section_from_files(f"arithmetic: people and models ({name})", paths))
     return parts

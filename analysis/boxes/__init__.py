@@ -6,7 +6,9 @@ stimulus set they were scored on, it writes
 - ``boxes_table1.csv``/``.tex``: Step-EM / State-EM per condition row and shot column (the
   paper's Table 1; with compressed instances, distractors, prompt formats or partial synthetic
   language in the set, their rows make Tables 2-4), and ``boxes_final_step.csv``, the same in
-  long form with 95% bootstrap intervals over instances and parse rates;
+  long form with 95% bootstrap intervals over instances and parse rates; with human trials
+  of a boxes study on the set, a ``people`` row first (participant-clustered intervals, ours:
+  the paper has no human data) and ``boxes_human_final_step.csv``;
 - ``boxes_compression.csv``/``.tex`` (sets with compressed initialization): compressed minus
   normal initialization, paired by world, with bootstrap intervals;
 - ``boxes_probing.csv`` and ``boxes_probing_<model>.{png,pdf,svg}`` (sets probed at every step):
@@ -48,6 +50,7 @@ def boxes_section(
     rules: ScoringRules | None = None,
     n_boot: int = DEFAULT_BOOTSTRAP,
     seed: int = 0,
+    human: pd.DataFrame | None = None,
 ) -> list[Path]:
     """Write the boxes tables and figures for ``results`` on ``stimulus_set``.
 
@@ -59,20 +62,31 @@ def boxes_section(
         rules: Our scoring rules (default) or the authors' code's (functor, unparsed answers).
         n_boot: Bootstrap resamples per interval.
         seed: Seed of the bootstrap.
+        human: Human trials (``agent``, ``item_id``, ``task``, ``response``) of a boxes study on
+            this set: a ``people`` row joins Table 1 (:mod:`.human`; participant-clustered
+            intervals), and ``boxes_human_final_step.csv`` is written.
 
     Returns:
         The paths written, tables first; empty when no result belongs to the set.
     """
-    from tracktale.analysis.boxes import figures, scores, tables, transitions
+    import pandas as pd
+
+    from tracktale.analysis.boxes import figures, human_rows, scores, tables, transitions
 
     rules = rules or ScoringRules()
     scored = scores.scored_items(results, stimulus_set, rules)
-    if scored.empty:
+    people = human_rows.human_scored_items(human, stimulus_set) if human is not None else None
+    if scored.empty and (people is None or people.empty):
         return []
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written: list[str | Path] = []
     final = scores.final_step_table(scored, n_boot, seed)
+    if people is not None and not people.empty:
+        factors = scores.row_factors(scored if not scored.empty else people)
+        people_table = human_rows.human_final_step_table(people, factors)
+        written.append(tables.write_csv(people_table, out / "boxes_human_final_step.csv"))
+        final = pd.concat([people_table[final.columns], final], ignore_index=True)
     written.append(tables.write_csv(final, out / "boxes_final_step.csv"))
     layout = tables.paper_layout(final)
     written.append(tables.write_csv(layout, out / "boxes_table1.csv"))

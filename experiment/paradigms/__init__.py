@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 _STUDIES = {
     "narrative": "tracktale.experiment.paradigms.narrative:STUDY",
     "arithmetic": "tracktale.experiment.paradigms.arithmetic:STUDY",
+    "boxes": "tracktale.experiment.paradigms.boxes:STUDY",
 }
 DEFAULT_PARADIGM = "narrative"
 
@@ -66,6 +67,10 @@ class HumanStudy(abc.ABC):
         "debrief": "debrief",
     }
     """Which ethics document (:data:`tracktale.ethics.DOCUMENTS`) the page shows for each."""
+    reading_prompt: str | None = None
+    """The hint under the text to read (``None``: the reading plugin's, which names a story)."""
+    trial_noun: str = "Story"
+    """What the progress line and the timeout notice call a trial ("Story 12 of 50")."""
     lab: bool = False
     """Whether the PsychoPy lab mode can run this study."""
 
@@ -118,8 +123,7 @@ class HumanStudy(abc.ABC):
         """Every instruction text, keyed by screen (as :func:`.instructions.instructions`).
 
         ``welcome``, one per block format, ``main_start``, ``resume``, ``survey``, ``saving``,
-        ``completed_before`` (lists of paragraphs) and ``keys``; optionally ``trial_word``,
-        what the progress line and the timeout notice call a trial (default "Story").
+        ``completed_before`` (lists of paragraphs) and ``keys``.
         """
 
     @abc.abstractmethod

@@ -81,10 +81,7 @@ def ready_text(item: Item) -> str:
     """The get-ready screen before a procedure."""
     steps = int(item.condition["horizon"])
     kind = "practice procedure" if item.role == "practice" else "procedure"
-    return (
-        f"The next {kind} has {steps} steps. Have your pen and paper ready. "
-        "Press SPACE (or Continue) to see it."
-    )
+    return f"The next {kind} has {steps} steps. Have your pen and paper ready."
 
 
 def procedure_text(item: Item) -> tuple[str, str]:
@@ -109,6 +106,8 @@ class ArithmeticStudy(HumanStudy):
     duration_minutes = 25
     scripts = ("plugins/arithmetic-procedure.js",)
     trial_plugins = {TASK: PLUGIN}
+    trial_noun = "Calculation"
+    reading_prompt = "Press SPACE or click Continue when you are ready for the calculation."
     documents = {
         "consent": "arithmetic_consent",
         "information": "arithmetic_information",
@@ -276,7 +275,6 @@ def instruction_texts(reading_ms: int, response_ms: int) -> dict[str, Any]:
             "You have already completed this study. Thank you! You cannot take part again.",
         ],
         "keys": {"left": CHOICE_KEYS[0], "right": CHOICE_KEYS[1], "continue": CONTINUE_KEY},
-        "trial_word": "Calculation",
     }
 
 

@@ -375,7 +375,7 @@
       progress: new Progress(
         document.getElementById("tt-progress"),
         config.progress_indicator ? session.n_trials : 0,
-        config.instructions.trial_word
+        config.trial_noun
       ),
     };
     await jsPsych.run(buildTimeline(session, outbox, context));

@@ -20,12 +20,12 @@ var TracktaleTrials = (function () {
     return div.innerHTML;
   }
 
-  /** The "Story 12 of 50" line and bar at the top of the page ("Story": `word`). */
+  /** The "Story 12 of 50" line and bar at the top of the page ("Puzzle" for boxes). */
   class Progress {
-    constructor(element, total, word) {
+    constructor(element, total, noun) {
       this.element = element;
       this.total = total;
-      this.word = word || "Story";
+      this.noun = noun || "Story";
     }
 
     show(position) {
@@ -33,7 +33,7 @@ var TracktaleTrials = (function () {
       this.element.hidden = false;
       this.element.replaceChildren();
       const label = document.createElement("span");
-      label.textContent = this.word + " " + position + " of " + this.total;
+      label.textContent = this.noun + " " + position + " of " + this.total;
       const bar = document.createElement("span");
       bar.className = "tt-progress-bar";
       const fill = document.createElement("span");
@@ -130,11 +130,6 @@ var TracktaleTrials = (function () {
     };
   }
 
-  /** What the study calls a trial to participants ("Story"; a paradigm may name another). */
-  function trialWord(config) {
-    return (config.instructions && config.instructions.trial_word) || "Story";
-  }
-
   function probeNode(outline, slot, config, recorder) {
     const timing = config.timing;
     const keys = config.instructions.keys;
@@ -205,6 +200,7 @@ var TracktaleTrials = (function () {
       text: () => slot.trial.story,
       trial_duration: config.timing.reading_ms,
       continue_key: config.instructions.keys.continue,
+      ...(config.reading_prompt ? { prompt: config.reading_prompt } : {}),
       data: { tt_screen: "reading", tt_index: outline.index },
       on_start: () => {
         recorder.begin();
@@ -228,7 +224,7 @@ var TracktaleTrials = (function () {
             type: jsPsychHtmlButtonResponse,
             stimulus:
               '<div class="tt-screen tt-message tt-timeout"><p>Time is up for this question.</p>' +
-              "<p>The next " + escapeHtml(trialWord(config).toLowerCase()) + " follows.</p></div>",
+              "<p>The next " + escapeHtml((config.trial_noun || "Story").toLowerCase()) + " follows.</p></div>",
             choices: [],
             trial_duration: config.timeout_notice_ms,
             data: { tt_screen: "timeout-notice", tt_index: outline.index },

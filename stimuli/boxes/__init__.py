@@ -32,6 +32,8 @@ from tracktale.stimuli.boxes.scoring import (
 )
 from tracktale.stimuli.paradigm import Option, Paradigm
 
+PRACTICE_WORLDS = 900
+"""World index of the first practice instance (far from the main worlds' 0, 1, ...)."""
 _TABLE1 = {
     "boxes": 10,
     "shots": [2, 3, 5],
@@ -46,6 +48,7 @@ _TABLE1 = {
     "probe": "final",
     "compress": 0,
     "compress_max": 10,
+    "practice": 0,
 }
 
 
@@ -138,6 +141,13 @@ class BoxesParadigm(Paradigm):
             words=("random",),
         ),
         Option(
+            "practice",
+            int,
+            "Practice instances for the human study (role practice): the fewest shots, a test "
+            "step right after the demonstrations, the conditions taken in turn.",
+            minimum=0,
+        ),
+        Option(
             "compress_max",
             int,
             "With --compress random: k is drawn from 1 to min(boxes - shots, this) - 1, the "
@@ -171,6 +181,15 @@ class BoxesParadigm(Paradigm):
             "instruction": ["normal"],
             "prompt_format": list(PROMPT_FORMATS),
         },
+        "human": {
+            **_TABLE1,
+            "boxes": 6,
+            "shots": [3, 5],
+            "max_steps": 6,
+            "instances": 8,
+            "instruction": ["normal", "flipped-truth"],
+            "practice": 2,
+        },
         "smoke": {
             **_TABLE1,
             "boxes": 3,
@@ -182,9 +201,24 @@ class BoxesParadigm(Paradigm):
         },
     }
 
+    def resolve_config(
+        self, protocol: str, overrides: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """As :meth:`Paradigm.resolve_config`; ``practice`` is left out when it is 0.
+
+        The model protocols have no practice items, and leaving the option out keeps their
+        configs, manifests and item ids byte-identical to the sets made before it existed.
+        """
+        resolved = super().resolve_config(protocol, overrides)
+        if not resolved["practice"]:
+            del resolved["practice"]
+        return resolved
+
     def check_config(self, config: Mapping[str, Any]) -> None:
         """Shots against steps, compression against boxes, repeated values, distractor source."""
         design.check_config(config)
+        if config.get("practice") and config["compress"]:
+            raise TracktaleError("--practice items are made without --compress; use one of them")
 
     def expected_count(self, config: Mapping[str, Any]) -> int:
         """Items per instance (one per probed step, twice with compression) times the cells."""
@@ -201,7 +235,7 @@ class BoxesParadigm(Paradigm):
                 total += len(design.probe_steps(k + n_steps, config["probe"]))
                 if k:
                     total += len(design.probe_steps(n_steps, config["probe"]))
-        return total * renderings
+        return total * renderings + config.get("practice", 0)
 
     def generate(self, config: Mapping[str, Any], seed: int) -> Iterator[Item]:
         """Yield items cell by cell (shots, language, instruction, distractors, format, init)."""
@@ -245,6 +279,40 @@ class BoxesParadigm(Paradigm):
                     yield from self._instance_items(
                         config, cell, world, sentences.get(world.world_id)
                     )
+        yield from self._practice_items(config, seed)
+
+    def _practice_items(self, config: Mapping[str, Any], seed: int) -> Iterator[Item]:
+        """The human study's practice instances (role ``practice``), after the main items.
+
+        Each is a world of its own (world ids from ``w<shots>.900``) with the fewest shots and
+        the test step right after the demonstrations; practice instance j takes the condition
+        (language x instruction) j(R - 1) mod R of the R in the config, so two practice
+        trials show the first and the last (``nl`` + ``normal``, ``synthetic`` + a
+        counterintuitive instruction), and R of them show every condition once.
+        """
+        shots = min(config["shots"])
+        n_steps = max(config["min_steps"], shots)
+        renderings = list(itertools.product(config["language"], config["instruction"]))
+        stride = max(1, len(renderings) - 1)
+        for index in range(config.get("practice", 0)):
+            language, instruction = renderings[(index * stride) % len(renderings)]
+            world = design.sample_world(
+                seed, config["boxes"], shots, PRACTICE_WORLDS + index, n_steps
+            )
+            cell = Settings(
+                shots=shots,
+                language=language,
+                instruction=instruction,
+                distractors="off",
+                prompt_format=config["prompt_format"][0],
+                initialization="normal",
+                compressed_steps=0,
+                probe="final",
+                probe_step=0,
+                world="",
+                instance="",
+            )
+            yield from self._instance_items(config, cell, world, None, role="practice")
 
     def _instance_items(
         self,
@@ -252,6 +320,7 @@ class BoxesParadigm(Paradigm):
         cell: Settings,
         world: design.World,
         sentences: list[str] | None,
+        role: str = "main",
     ) -> Iterator[Item]:
         with_distractors = cell.distractors == "on"
         compressed = cell.initialization == "compressed"
@@ -269,7 +338,7 @@ class BoxesParadigm(Paradigm):
         for step in design.probe_steps(plan.n_steps, cell.probe):
             settings = dataclasses.replace(placed, probe_step=step, instance=instance)
             item = build_item(
-                plan, settings, config["distractor_source"] if with_distractors else None
+                plan, settings, config["distractor_source"] if with_distractors else None, role
             )
             problems = verify_item(item)
             if problems:

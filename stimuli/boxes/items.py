@@ -35,6 +35,8 @@ from tracktale.stimuli.boxes.world import InconsistentWorld
 PARADIGM_NAME = "boxes"
 INITIALIZATIONS = ("normal", "compressed")
 PROBES = ("final", "every")
+ROLES = ("main", "practice")
+"""Roles a boxes item may have (``practice``: the human study's practice trials)."""
 _CHARS_PER_TOKEN = 1.2
 """A pessimistic characters-per-token ratio (random letter strings split into short pieces)."""
 
@@ -76,13 +78,16 @@ def instance_id(plan: Plan, settings: Settings) -> str:
     return "i" + hashlib.sha256(content.encode("utf-8")).hexdigest()[:12]
 
 
-def build_item(plan: Plan, settings: Settings, distractor_source: str | None) -> Item:
+def build_item(
+    plan: Plan, settings: Settings, distractor_source: str | None, role: str = "main"
+) -> Item:
     """Simulate ``plan``, render the probed step and assemble the item.
 
     Args:
         plan: The instance (world, actions, vocabulary, example, distractors).
         settings: The item's design factors.
         distractor_source: Where the distractor sentences come from (``None`` without them).
+        role: ``main``, or ``practice`` for the human study's practice trials.
 
     Returns:
         The item with its content id.
@@ -109,7 +114,7 @@ def build_item(plan: Plan, settings: Settings, distractor_source: str | None) ->
     }
     return Item.create(
         paradigm=PARADIGM_NAME,
-        role="main",
+        role=role,
         condition={
             **settings.__dict__,
             "boxes": plan.n_boxes,
@@ -241,7 +246,8 @@ def _rule_problems(item: Item, plan: Plan, settings: Settings) -> list[str]:
 
 
 def _rendering_differences(item: Item, plan: Plan, settings: Settings) -> list[str]:
-    rebuilt = build_item(plan, settings, item.truth["distractor_source"])
+    role = item.role if item.role in ROLES else "main"
+    rebuilt = build_item(plan, settings, item.truth["distractor_source"], role)
     ours, theirs = rebuilt.to_dict(), item.to_dict()
     return [
         f"field {name!r} differs from what the plan renders (edited after generation?)"

@@ -209,6 +209,8 @@ def test_the_report_puts_simulated_people_beside_a_model_on_the_same_items(
     table = pd.read_csv(table_file)
     assert set(table["model"]) == {"people", "org/model-1b"}
     people = table[table["kind"] == "human"].set_index("horizon")
-    assert list(people.index) == [5, 10, 15] and set(people["participants"]) == {8}
+    kept = [p for p in storage.participant_records() if p.attentive and p.no_ai_assistance]
+    assert 0 < len(kept) < 8  # seed 5 draws inattentive people, whom the session rules drop
+    assert list(people.index) == [5, 10, 15] and set(people["participants"]) == {len(kept)}
     assert (people["ci_low"] <= people["faa"]).all() and (people["faa"] <= people["ci_high"]).all()
     assert "people and models" in written.html_path.read_text()

@@ -10,10 +10,11 @@ const SCRIPTS = [
   "../static/plugins/timed-text-response.js",
   "../static/plugins/timed-choice.js",
   "../static/plugins/arithmetic-procedure.js",
+  "../static/plugins/boxes-grid.js",
 ];
 const HERE = new URL("../", import.meta.url);
 
-/** A fresh window with jsPsych, the plugin helpers and our plugins defined. */
+/** A fresh window with jsPsych, the plugin helpers and every plugin of static/plugins defined. */
 export function loadPage() {
   const dom = new JSDOM("<!doctype html><html><body></body></html>", {
     runScripts: "outside-only",

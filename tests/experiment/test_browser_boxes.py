@@ -1,0 +1,140 @@
+"""A whole boxes session in Chromium: consent, practice with feedback, the grid, the survey.
+
+The participant answers the first practice puzzle with one statement wrong (the feedback must
+say so), lets one main puzzle's grid time out, and answers the rest correctly by clicking the
+grid; the database must then hold every trial once, each answered one in the model's answer
+format, scored by the boxes paradigm (Step-EM) exactly as a model's answer would be.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tests.experiment.test_browser import ARTIFACTS, COMPLETION, _survey, browser  # noqa: F401
+from tracktale.experiment.app import create_app
+from tracktale.experiment.config import study_from_dict
+from tracktale.experiment.paradigms.boxes import shown_text
+from tracktale.experiment.server import serve_in_thread
+from tracktale.experiment.storage import Storage
+from tracktale.stimuli.registry import get_paradigm
+
+READING_MS, RESPONSE_MS = 5000, 6000
+
+
+def _key(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _answer_grid(page, item, wrong_rows=()):
+    for row, value in enumerate(item.truth["expected"]):
+        letter = "T" if value != (row in wrong_rows) else "F"
+        page.locator(f'[data-row="{row}"][data-value="{letter}"]').click()
+    page.locator(".tt-submit").click()
+    page.wait_for_selector(".tt-boxes-grid", state="detached")
+
+
+def test_a_whole_boxes_session_in_chromium(browser, tmp_path, secrets):  # noqa: F811
+    boxes_set = get_paradigm("boxes").generate_set("human", 1)
+    config = study_from_dict(
+        {
+            "paradigm": "boxes",
+            "database": str(tmp_path / "boxes.sqlite"),
+            "prolific": {"completion_code": "DONE123", "screenout_code": "OUT456"},
+            "timing": {"reading_ms": READING_MS, "response_ms": RESPONSE_MS, "feedback_ms": 1500},
+        }
+    )
+    storage = Storage(config.database_url())
+    app = create_app(config, storage=storage, stimulus_set=boxes_set, secrets=secrets)
+    by_text = {_key(shown_text(item)): item for item in boxes_set}
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    context.route("https://app.prolific.com/**", lambda route: route.fulfill(body="<p>P</p>"))
+    link = "/?PROLIFIC_PID=5f0c0ffee0000000000000bb&STUDY_ID=S1&SESSION_ID=SESSION2"
+    verdicts, progress, shot = [], [], set()
+    answered, timed_out, item = 0, False, None
+    screens = {
+        "consent": ".tt-consent",
+        "reading": ".tt-reading",
+        "grid": ".tt-boxes-grid",
+        "feedback": ".tt-feedback",
+        "survey": ".tt-survey",
+        "debrief": ".tt-debrief",
+        "final": ".tt-final",
+        "info": ".tt-info",
+        "message": ".tt-message",
+    }
+
+    def screen():
+        page.wait_for_selector(", ".join(screens.values()), state="attached", timeout=20000)
+        found = next((n for n, s in screens.items() if page.locator(s).count()), "message")
+        if found not in shot:
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / f"boxes-{found}.png"), full_page=True)
+            shot.add(found)
+        return found
+
+    with serve_in_thread(app) as server:
+        page.goto(server.url + link)
+        while "app.prolific.com" not in page.url:
+            name = screen()
+            if name == "consent":
+                assert "16 short puzzles" in page.locator(".tt-consent").inner_text()
+                page.get_by_role("button", name="I agree").click()
+            elif name == "reading":
+                progress.append(page.locator("#tt-progress").inner_text())
+                item = by_text[_key(page.locator(".tt-story").inner_text())]
+                page.wait_for_timeout(350)
+                page.keyboard.press(" ")
+                page.wait_for_selector(".tt-reading", state="detached")
+            elif name == "grid":
+                states = page.locator(".tt-grid-state").all_inner_texts()
+                assert states == list(item.truth["queried"])
+                if answered == 0:
+                    _answer_grid(page, item, wrong_rows=(0,))
+                elif answered == 5 and not timed_out:
+                    page.wait_for_selector(
+                        ".tt-boxes-grid", state="detached", timeout=RESPONSE_MS + 5000
+                    )
+                    timed_out = True
+                else:
+                    _answer_grid(page, item)
+                answered += 1
+            elif name == "feedback":
+                verdicts.append(page.locator(".tt-verdict").inner_text())
+                page.get_by_role("button", name="Continue").click()
+            elif name == "survey":
+                _survey(page, type("Who", (), {"shoot": lambda self, name: None})())
+            elif name == "debrief":
+                page.get_by_role("button", name="Finish").click()
+            elif name == "final":
+                page.wait_for_url("https://app.prolific.com/**", timeout=30000)
+            elif name == "info":
+                page.locator("#jspsych-html-button-response-btngroup button").first.click()
+            else:
+                page.wait_for_timeout(200)
+        assert page.url == COMPLETION
+    context.close()
+    assert not errors, errors
+    assert verdicts == ["Not quite.", "Correct!"]
+    assert progress[0] == "Puzzle 1 of 18" and "Puzzle 18 of 18" in progress
+
+    trials = list(storage.trials())
+    storage.close()
+    assert sorted(Counter(t.trial_index for t in trials).items()) == [(i, 1) for i in range(18)]
+    assert Counter(t.role for t in trials) == {"practice": 2, "main": 16}
+    (timeout,) = [t for t in trials if t.timed_out]
+    assert timeout.response is None and not timeout.correct and timeout.role == "main"
+    paradigm = get_paradigm("boxes")
+    for record in trials:
+        if record.timed_out:
+            continue
+        expected = boxes_set.get(record.item_id)
+        scored = paradigm.score_response(expected, record.response)
+        assert scored["parsed"] and bool(scored["correct"]) == record.correct
+        if record.trial_index == 0:
+            assert not record.correct and scored["state_em"] == 11 / 12
+        else:
+            assert record.response == expected.answer and record.correct
+        assert 0 < record.response_time_ms < RESPONSE_MS + 1000
