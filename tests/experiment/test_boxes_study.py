@@ -254,3 +254,22 @@ def test_a_simulated_boxes_study_runs_through_the_real_server(
     attentive = set(records.loc[records["attentive"] == 1, "participant_id"])
     assert len(attentive) == 15  # seed 3 draws one inattentive participant
     assert set(pd.read_csv(people)["participants"]) == {len(attentive)}
+
+
+def test_the_paradigm_option_runs_the_boxes_study_from_the_command_line(capsys, tmp_path):
+    from tracktale.cli import main
+    from tracktale.settings import data_dir
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", "simulate", "--paradigm", "boxes", "--n", "2", "--concurrency", "2"])
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0, out
+    assert "serving boxes-state-tracking" in out
+    assert "2/2 simulated participants completed; 36/36 trials acknowledged" in out
+    assert (data_dir() / "stimuli" / "boxes-human-s1").is_dir()  # the default set, generated
+    study = tmp_path / "study.yaml"
+    study.write_text("paradigm: narrative\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", "serve", "--study", str(study), "--paradigm", "boxes"])
+    assert exit_info.value.code == 1
+    assert "contradicts" in capsys.readouterr().err
