@@ -214,3 +214,16 @@ def test_the_report_puts_simulated_people_beside_a_model_on_the_same_items(
     assert list(people.index) == [5, 10, 15] and set(people["participants"]) == {len(kept)}
     assert (people["ci_low"] <= people["faa"]).all() and (people["faa"] <= people["ci_high"]).all()
     assert "people and models" in written.html_path.read_text()
+
+
+def test_the_paradigm_option_runs_the_arithmetic_study_from_the_command_line(capsys):
+    from tracktale.cli import main
+    from tracktale.settings import data_dir
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", "simulate", "--paradigm", "arithmetic", "--n", "2"])
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0, out
+    assert "serving arithmetic-procedures" in out
+    assert "2/2 simulated participants completed; 28/28 trials acknowledged" in out
+    assert (data_dir() / "stimuli" / "arithmetic-human-s1").is_dir()  # the default set
