@@ -167,6 +167,12 @@ def test_a_simulated_arithmetic_study_runs_through_the_real_server(
         if not trial.timed_out:  # the server's verdict is the models' scorer's
             assert trial.correct == STUDY.score_trial(item, None, trial.response, "").correct
     assert tally[5][0] / tally[5][1] > tally[15][0] / tally[15][1]
+    admin = arithmetic_app.test_client()
+    bearer = {"Authorization": f"Bearer {ADMIN_SECRET}"}
+    page = admin.get("/admin/", headers=bearer)
+    assert page.status_code == 200 and "arithmetic-procedures" in page.get_data(as_text=True)
+    for table in ("trials", "participants", "accuracy"):
+        assert admin.get(f"/admin/export/{table}.csv", headers=bearer).status_code == 200
 
 
 def test_the_report_puts_simulated_people_beside_a_model_on_the_same_items(
