@@ -12,7 +12,9 @@ Written for each stimulus set that has human rows:
 
 - ``arithmetic_people_faa_by_horizon.csv``: one row per agent (``people`` and each model) and
   horizon: ``kind``, ``model``, ``horizon``, ``n``, ``participants``, ``faa``, ``ci_low``,
-  ``ci_high`` (percent), ``interval``;
+  ``ci_high`` (percent), ``interval``, ``par`` (the paper's PAR: the percentage of trials
+  with an answer that is a number; for people a timeout or an unparseable answer has none;
+  empty where the human rows carry no responses);
 - ``arithmetic_people_vs_models_by_horizon.*``: the figure, people in black with error bars.
 """
 
@@ -27,7 +29,9 @@ if TYPE_CHECKING:
     from tracktale.stimulus_set import StimulusSet
 
 PEOPLE = "people"
-COLUMNS = ["kind", "model", "horizon", "n", "participants", "faa", "ci_low", "ci_high", "interval"]
+COLUMNS = [
+    "kind", "model", "horizon", "n", "participants", "faa", "ci_low", "ci_high", "interval", "par",
+]  # fmt: skip
 TABLE_STEM = "arithmetic_people_faa_by_horizon"
 
 
@@ -36,7 +40,7 @@ def human_horizon_table(human: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
 
     Args:
         human: Human rows of the tidy trial table (``agent``, ``role``, ``horizon``,
-            ``correct``); practice rows are left out.
+            ``correct``, and ``response`` for PAR); practice rows are left out.
         seed: Seed of the bootstrap.
 
     Returns:
@@ -63,6 +67,7 @@ def human_horizon_table(human: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
                 "ci_low": 100 * low,
                 "ci_high": 100 * high,
                 "interval": method,
+                "par": _par(group),
             }
         )
     return pd.DataFrame.from_records(records, columns=COLUMNS)
@@ -137,3 +142,16 @@ def people_sections(context: Any, options: Any = None, human: Any = None) -> lis
         if paths:
             parts.append(section_from_files(f"arithmetic: people and models ({name})", paths))
     return parts
+
+
+def _par(trials: pd.DataFrame) -> float | None:
+    """PAR of people's trials: the percentage whose typed answer is a number."""
+    from tracktale.stimuli.arithmetic.typed import parse_typed_answer
+
+    if "response" not in trials.columns:
+        return None
+    numbers = [
+        isinstance(text, str) and parse_typed_answer(text).value is not None
+        for text in trials["response"]
+    ]
+    return 100 * sum(numbers) / len(numbers)

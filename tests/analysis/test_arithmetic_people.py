@@ -36,10 +36,12 @@ def people(n=24, seed=1, perfect_horizon=None):
             horizon = item.condition["horizon"]
             p = 1 / (1 + np.exp(-(3.3 - 0.13 * horizon + ability)))
             right = horizon == perfect_horizon or rng.random() < p
-            rows.append((f"P{person}", item.item_id, "main", horizon, int(right)))
+            response = item.answer if right else ("?" if rng.random() < 0.2 else "-1")
+            rows.append((f"P{person}", item.item_id, "main", horizon, int(right), response))
     practice = next(item for item in human_set().items if item.role == "practice")
-    rows.append(("P0", practice.item_id, "practice", 3, 0))
-    return pd.DataFrame(rows, columns=["agent", "item_id", "role", "horizon", "correct"])
+    rows.append(("P0", practice.item_id, "practice", 3, 0, None))
+    columns = ["agent", "item_id", "role", "horizon", "correct", "response"]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def model_results():
@@ -64,6 +66,12 @@ def test_people_s_intervals_resample_participants_and_cover_the_pooled_accuracy(
     assert (table["ci_low"] < table["faa"]).all() and (table["faa"] < table["ci_high"]).all()
     assert set(table["interval"]) == {"participant bootstrap (BCa)"}
     assert table.loc[5, "faa"] > table.loc[15, "faa"]
+    # PAR: answers that are numbers ("?" is not; "-1" and the right answers are).
+    for horizon, group in main.groupby("horizon"):
+        expected = 100 * (group["response"] != "?").mean()
+        assert table.loc[horizon, "par"] == pytest.approx(expected)
+    assert (table["par"] < 100).all()
+    assert human_horizon_table(trials.drop(columns="response"))["par"].isna().all()
 
 
 def test_an_all_correct_horizon_does_not_collapse_to_one_hundred_to_one_hundred():
@@ -80,6 +88,7 @@ def test_people_and_models_share_the_table_and_the_figure(tmp_path):
     assert list(table["model"].unique()) == ["people", "org/model-1b"]
     model = table[table["kind"] == "model"].set_index("horizon")
     assert model.loc[5, "faa"] == 100 and model.loc[15, "faa"] == 0
+    assert set(model["par"]) == {100.0}
     assert list(model.index) == [5, 10, 15]  # the practice horizon is not a model point
     paths = write_people_section(people(), model_results(), human_set(), tmp_path, options)
     names = {path.name for path in paths}

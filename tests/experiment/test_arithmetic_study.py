@@ -219,6 +219,7 @@ def test_the_report_puts_simulated_people_beside_a_model_on_the_same_items(
     assert 0 < len(kept) < 8  # seed 5 draws inattentive people, whom the session rules drop
     assert list(people.index) == [5, 10, 15] and set(people["participants"]) == {len(kept)}
     assert (people["ci_low"] <= people["faa"]).all() and (people["faa"] <= people["ci_high"]).all()
+    assert people["par"].between(50, 100).all()  # timeouts and junk are not numbers
     assert "people and models" in written.html_path.read_text()
 
 
