@@ -395,7 +395,18 @@ def arithmetic_section(context: ReportContext) -> list[SectionResult] | None:
         first_answer=context.options.arithmetic_first_answer,
         interval=context.options.arithmetic_interval,
     )
-    return _files_section(context, write_arithmetic, "arithmetic", options=chosen)
+    parts = _files_section(context, write_arithmetic, "arithmetic", options=chosen) or []
+    human = context.human
+    if human is not None and not human.empty:
+        from tracktale.analysis.arithmetic.human import people_sections
+
+        if context.options.rules is not None:
+            # The session rules only, as for boxes: a 50% accuracy floor would measure the
+            # difficulty of 15-step procedures, not attention.
+            rules = dataclasses.replace(context.options.rules, min_accuracy=0.0)
+            human = apply_exclusions(human, context.participants, rules, ("explicit",)).trials
+        parts += people_sections(context, chosen, human)
+    return parts or None
 
 
 def _files_section(

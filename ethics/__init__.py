@@ -34,6 +34,9 @@ DOCUMENTS = (
     "lab_consent",
     "lab_information",
     "lab_debrief",
+    "arithmetic_consent",
+    "arithmetic_information",
+    "arithmetic_debrief",
     "boxes_consent",
     "boxes_information",
     "boxes_debrief",
@@ -41,8 +44,9 @@ DOCUMENTS = (
 """The documents, by name: consent form, participant information sheet, debrief,
 data-management plan and ethics-board checklist of the online study, then the consent form,
 information sheet and debrief of in-lab sessions (``tracktale experiment lab``), which name keys
-instead of buttons and the experimenter instead of Prolific, then the consent form, information
-sheet and debrief of the boxes study (:mod:`tracktale.experiment.paradigms.boxes`)."""
+instead of buttons and the experimenter instead of Prolific, then the consent forms,
+information sheets and debriefs of the arithmetic and boxes studies
+(:mod:`tracktale.experiment.paradigms`)."""
 _FOLDER = Path(__file__).parent
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 TIMING_DEFAULTS = {"reading_seconds": 40, "response_seconds": 15}

@@ -286,3 +286,42 @@ def plot_par_by_horizon(table: pd.DataFrame, folder: Path) -> list[Path]:
         ax.set_title("Parseable answers by procedure length")
         ax.legend(fontsize=6.5, ncol=2 if table["model"].nunique() > 6 else 1)
         return _save(figure, folder, "arithmetic_fig19_par_by_horizon", "Figure 19: PAR by steps")
+
+
+def plot_people_vs_models(table: pd.DataFrame, folder: Path) -> list[Path]:
+    """FAA against steps: people (black, with participant-clustered error bars) and models."""
+    with styled():
+        figure, axes = _figure()
+        ax = axes[0][0]
+        people = table[table["kind"] == "human"]
+        ax.errorbar(
+            people["horizon"],
+            people["faa"],
+            yerr=[people["faa"] - people["ci_low"], people["ci_high"] - people["faa"]],
+            color="black",
+            marker="s",
+            capsize=3,
+            linewidth=2,
+            label="people",
+        )
+        models = table[table["kind"] == "model"]
+        for index, (model, series) in enumerate(models.groupby("model", sort=True)):
+            style = _style(index)
+            ax.plot(series["horizon"], series["faa"], marker="o", label=short_label(model), **style)
+            ax.fill_between(
+                series["horizon"],
+                series["ci_low"].astype(float),
+                series["ci_high"].astype(float),
+                alpha=0.12,
+                color=style["color"],
+            )
+        ax.set_xlabel("steps")
+        _percent_axis(ax)
+        ax.set_title("FAA by procedure length: people and models")
+        ax.legend(fontsize=6.5)
+        return _save(
+            figure,
+            folder,
+            "arithmetic_people_vs_models_by_horizon",
+            "People and models: FAA by steps",
+        )

@@ -16,6 +16,7 @@ const PAGE_GLOBALS = {
   jsPsychTimedReading: "readonly",
   jsPsychTimedTextResponse: "readonly",
   jsPsychTimedChoice: "readonly",
+  jsPsychArithmeticProcedure: "readonly",
   TracktaleOutbox: "readonly",
   TracktaleTrials: "readonly",
 };

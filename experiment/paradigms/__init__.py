@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 _STUDIES = {
     "narrative": "tracktale.experiment.paradigms.narrative:STUDY",
+    "arithmetic": "tracktale.experiment.paradigms.arithmetic:STUDY",
     "boxes": "tracktale.experiment.paradigms.boxes:STUDY",
 }
 DEFAULT_PARADIGM = "narrative"
@@ -69,7 +70,7 @@ class HumanStudy(abc.ABC):
     reading_prompt: str | None = None
     """The hint under the text to read (``None``: the reading plugin's, which names a story)."""
     trial_noun: str = "Story"
-    """What the progress line calls a trial ("Story 12 of 50")."""
+    """What the progress line and the timeout notice call a trial ("Story 12 of 50")."""
     lab: bool = False
     """Whether the PsychoPy lab mode can run this study."""
 

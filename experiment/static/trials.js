@@ -224,7 +224,7 @@ var TracktaleTrials = (function () {
             type: jsPsychHtmlButtonResponse,
             stimulus:
               '<div class="tt-screen tt-message tt-timeout"><p>Time is up for this question.</p>' +
-              "<p>The next story follows.</p></div>",
+              "<p>The next " + escapeHtml((config.trial_noun || "Story").toLowerCase()) + " follows.</p></div>",
             choices: [],
             trial_duration: config.timeout_notice_ms,
             data: { tt_screen: "timeout-notice", tt_index: outline.index },

@@ -35,6 +35,16 @@ HORIZONS = tuple(range(5, 96, 10))
 """The paper's procedure lengths: 5, 15, ..., 95 steps."""
 PAPER_MAX_NEW_TOKENS = 32_768
 """The paper's generation limit (it reran at the model's full context when that was hit)."""
+HUMAN_DATASETS = ("int_1-10_add_lb1", "int_1-10_sub_lb1", "int_1-10_add_lb3", "int_1-10_sub_lb3")
+"""The human protocol's datasets (ours): the paper's integer [1, 10] inputs, addition and
+subtraction (a person can do them without a calculator), look-back 1 and 3."""
+HUMAN_HORIZONS = (5, 10, 15)
+"""The human protocol's horizons (ours): the paper's 5 and 15 steps, and 10 between them."""
+PRACTICE_HORIZON = 3
+"""Steps of a practice procedure (ours; the paper has no human study)."""
+PRACTICE = "practice_procedures"
+"""The option counting practice procedures (not ``practice``: the narrative paradigm's option
+of that name means other items, and the CLI shows one help text per option name)."""
 _MAX_DRAWS = 1000
 
 
@@ -66,6 +76,13 @@ class ArithmeticParadigm(Paradigm):
         ),
         Option("per_horizon", int, "Procedures per dataset and horizon.", minimum=1),
         Option(
+            "practice_procedures",
+            int,
+            f"Practice procedures of {PRACTICE_HORIZON} steps, cycling through the datasets "
+            "(for people; ours).",
+            minimum=0,
+        ),
+        Option(
             "prompt_version",
             str,
             "Appendix B prompt as published ('paper') or with its missing correct example "
@@ -86,7 +103,29 @@ class ArithmeticParadigm(Paradigm):
             "per_horizon": 2,
             "prompt_version": "paper",
         },
+        "human": {
+            "datasets": list(HUMAN_DATASETS),
+            "horizons": list(HUMAN_HORIZONS),
+            "per_horizon": 4,
+            "practice_procedures": 2,
+            "prompt_version": "paper",
+        },
     }
+
+    def resolve_config(
+        self, protocol: str, overrides: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The config, with ``practice_procedures`` only where the protocol or the caller names it.
+
+        The model and pilot protocols predate practice items; leaving the key out keeps their
+        manifests (and so their files) byte-identical.
+        """
+        overrides = dict(overrides or {})
+        if PRACTICE in self.protocols.get(protocol, {}) or PRACTICE in overrides:
+            return super().resolve_config(protocol, overrides)
+        resolved = super().resolve_config(protocol, {**overrides, PRACTICE: 0})
+        del resolved[PRACTICE]
+        return resolved
 
     def check_config(self, config: Mapping[str, Any]) -> None:
         """Check dataset names and horizons."""
@@ -100,7 +139,8 @@ class ArithmeticParadigm(Paradigm):
     def expected_count(self, config: Mapping[str, Any]) -> int:
         """Datasets x horizons x per-horizon procedures."""
         datasets = expand_datasets(config["datasets"])
-        return len(datasets) * len(config["horizons"]) * config["per_horizon"]
+        main = len(datasets) * len(config["horizons"]) * config["per_horizon"]
+        return main + config.get(PRACTICE, 0)
 
     def generate(self, config: Mapping[str, Any], seed: int) -> Iterator[Item]:
         """Yield items dataset by dataset, horizon by horizon.
@@ -124,6 +164,25 @@ class ArithmeticParadigm(Paradigm):
                         config["prompt_version"],
                         context=context,
                     )
+        yield from self._practice(config, seed)
+
+    def _practice(self, config: Mapping[str, Any], seed: int) -> Iterator[Item]:
+        """Short procedures for people to practise on, cycling through the datasets."""
+        datasets = expand_datasets(config["datasets"])
+        for example in range(config.get(PRACTICE, 0)):
+            dataset = datasets[example % len(datasets)]
+            rng = random.Random(f"arithmetic|{seed}|practice|{example}")
+            inputs = sample_inputs(rng, dataset)
+            steps = sample_steps(rng, dataset, PRACTICE_HORIZON)
+            yield build_item(
+                dataset,
+                PRACTICE_HORIZON,
+                example,
+                inputs,
+                steps,
+                config["prompt_version"],
+                role="practice",
+            )
 
     def verify(self, item: Item) -> list[str]:
         """Check the item's dataset, inputs and look-back rule, then re-render and re-execute."""
@@ -132,8 +191,8 @@ class ArithmeticParadigm(Paradigm):
         return verify_item(item)
 
     def design_cell(self, item: Item) -> str:
-        """``main/h05/int_1-10_add_lb1``: the horizon, then the dataset."""
-        return f"main/h{item.condition['horizon']:02d}/{item.condition['dataset']}"
+        """``main/h05/int_1-10_add_lb1``: the role, the horizon, then the dataset."""
+        return f"{item.role}/h{item.condition['horizon']:02d}/{item.condition['dataset']}"
 
     def score_response(self, item: Item, response: str) -> dict[str, Any]:
         """The paper's FAA (``correct``), CAA, PAR, AP and SFB for one output.
@@ -174,4 +233,11 @@ def _distinct_draw(
 PARADIGM = ArithmeticParadigm()
 """The paradigm instance the registry hands out."""
 
-__all__ = ["PAPER_DATASETS", "PAPER_MAX_NEW_TOKENS", "PARADIGM", "ArithmeticParadigm"]
+__all__ = [
+    "HUMAN_DATASETS",
+    "HUMAN_HORIZONS",
+    "PAPER_DATASETS",
+    "PAPER_MAX_NEW_TOKENS",
+    "PARADIGM",
+    "ArithmeticParadigm",
+]

@@ -120,6 +120,7 @@ def build_item(
     steps: Sequence[str],
     prompt_version: str,
     context: str | None = None,
+    role: str = "main",
 ) -> Item:
     """Render, execute (from the rendered text) and package one item.
 
@@ -132,6 +133,7 @@ def build_item(
         prompt_version: ``paper`` or ``completed`` (see :mod:`.render`).
         context: The context already rendered from ``inputs`` and ``steps``, if the caller
             has it.
+        role: ``main``, or ``practice`` for the human protocol's practice procedures.
 
     Returns:
         The item with its content id.
@@ -149,7 +151,7 @@ def build_item(
     reported = paper.value
     return Item.create(
         paradigm=PARADIGM_NAME,
-        role="main",
+        role=role,
         condition={**dataset.condition(), "horizon": horizon},
         context=context,
         question=None,
@@ -250,7 +252,13 @@ def _rendering_problems(
     item: Item, dataset: Dataset, horizon: Any, inputs: tuple[Number, Number], steps: list[str]
 ) -> list[str]:
     rebuilt = build_item(
-        dataset, horizon, int(item.meta["example"]), inputs, steps, str(item.meta["prompt_version"])
+        dataset,
+        horizon,
+        int(item.meta["example"]),
+        inputs,
+        steps,
+        str(item.meta["prompt_version"]),
+        role=item.role,
     )
     ours, theirs = rebuilt.to_dict(), item.to_dict()
     problems = [

@@ -66,7 +66,7 @@ def test_validate_catches_an_edited_reference(tmp_path, capsys):
         (["--horizons", "0"], "--horizons must be positive"),
         (["--per-horizon", "0"], "--per-horizon must be at least 1"),
         (["--prompt-version", "v2"], "--prompt-version: 'v2' is not one of"),
-        (["--protocol", "human"], "no protocol 'human'"),
+        (["--protocol", "people"], "no protocol 'people'"),
         (["--lure", "any"], "--lure does not apply to --paradigm arithmetic"),
     ],
 )

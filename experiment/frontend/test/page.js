@@ -9,6 +9,7 @@ const SCRIPTS = [
   "../static/plugins/timed-reading.js",
   "../static/plugins/timed-text-response.js",
   "../static/plugins/timed-choice.js",
+  "../static/plugins/arithmetic-procedure.js",
   "../static/plugins/boxes-grid.js",
 ];
 const HERE = new URL("../", import.meta.url);

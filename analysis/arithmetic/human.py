@@ -1,0 +1,157 @@
+"""People beside the models: FAA by procedure length with a human curve (ours).
+
+The paper has no human study; this table and figure are ours. People's trials are scored by
+the server with the models' own scorer (:mod:`tracktale.stimuli.arithmetic.typed`), so their
+``correct`` is FAA by the same definition. A participant answers several procedures, so
+people's intervals resample participants (:func:`~tracktale.analysis.stats.
+clustered_accuracy_interval`: BCa over participants, Wilson over the pooled trials where
+participants show no variation, never a zero-width [1, 1] at 20/20), as the narrative report
+does; the models' intervals are those of the paper's Figure 2 (over items).
+
+Written for each stimulus set that has human rows:
+
+- ``arithmetic_people_faa_by_horizon.csv``: one row per agent (``people`` and each model) and
+  horizon: ``kind``, ``model``, ``horizon``, ``n``, ``participants``, ``faa``, ``ci_low``,
+  ``ci_high`` (percent), ``interval``, ``par`` (the paper's PAR: the percentage of trials
+  with an answer that is a number; for people a timeout or an unparseable answer has none;
+  empty where the human rows carry no responses);
+- ``arithmetic_people_vs_models_by_horizon.*``: the figure, people in black with error bars.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tracktale.stimulus_set import StimulusSet
+
+PEOPLE = "people"
+COLUMNS = [
+    "kind", "model", "horizon", "n", "participants", "faa", "ci_low", "ci_high", "interval", "par",
+]  # fmt: skip
+TABLE_STEM = "arithmetic_people_faa_by_horizon"
+
+
+def human_horizon_table(human: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
+    """People's FAA by horizon over their main trials, with participant-clustered intervals.
+
+    Args:
+        human: Human rows of the tidy trial table (``agent``, ``role``, ``horizon``,
+            ``correct``, and ``response`` for PAR); practice rows are left out.
+        seed: Seed of the bootstrap.
+
+    Returns:
+        The rows of :data:`COLUMNS` for ``people``.
+    """
+    import pandas as pd
+
+    from tracktale.analysis.stats import clustered_accuracy_interval
+
+    main = human[human["role"] == "main"] if "role" in human.columns else human
+    records = []
+    for horizon, group in main.groupby("horizon", sort=True):
+        faa, low, high, method = clustered_accuracy_interval(
+            group["correct"], group["agent"], seed=seed
+        )
+        records.append(
+            {
+                "kind": "human",
+                "model": PEOPLE,
+                "horizon": int(horizon),
+                "n": len(group),
+                "participants": group["agent"].nunique(),
+                "faa": 100 * faa,
+                "ci_low": 100 * low,
+                "ci_high": 100 * high,
+                "interval": method,
+                "par": _par(group),
+            }
+        )
+    return pd.DataFrame.from_records(records, columns=COLUMNS)
+
+
+def people_and_models(
+    human: pd.DataFrame,
+    results: pd.DataFrame | None,
+    stimulus_set: StimulusSet,
+    options: Any = None,
+) -> pd.DataFrame:
+    """People's rows, then each model's FAA by horizon on the same set's items."""
+    import pandas as pd
+
+    from tracktale.analysis.arithmetic.rows import ArithmeticOptions, has_rows, scored_rows
+    from tracktale.analysis.arithmetic.tables import horizon_table
+
+    options = options or ArithmeticOptions()
+    people = human_horizon_table(human, seed=options.seed)
+    if results is None or not has_rows(results, stimulus_set):
+        return people
+    rows = scored_rows(results, stimulus_set, options)
+    rows = rows[rows["horizon"].isin(set(people["horizon"]))]
+    models = horizon_table(
+        rows, n_boot=options.n_boot, seed=options.seed, interval=options.interval
+    )
+    models = models.assign(kind="model", participants=None, interval=options.interval)
+    return pd.concat([people, models[COLUMNS]], ignore_index=True)
+
+
+def write_people_section(
+    human: pd.DataFrame,
+    results: pd.DataFrame | None,
+    stimulus_set: StimulusSet,
+    folder: Path,
+    options: Any = None,
+) -> list[Path]:
+    """Write the table and figure of this module for one stimulus set.
+
+    Returns:
+        The paths written; empty when no human row is a main trial of the set.
+    """
+    from tracktale.analysis.arithmetic.figures import plot_people_vs_models
+    from tracktale.analysis.arithmetic.tables import write_table
+
+    ids = {item.item_id for item in stimulus_set}
+    human = human[human["item_id"].isin(ids)]
+    if human.empty or not (human.get("role", "main") == "main").any():
+        return []
+    folder.mkdir(parents=True, exist_ok=True)
+    table = people_and_models(human, results, stimulus_set, options)
+    return write_table(table, folder / TABLE_STEM) + plot_people_vs_models(table, folder)
+
+
+def people_sections(context: Any, options: Any = None, human: Any = None) -> list[Any]:
+    """The report's sections of people beside models, one per stimulus set with human rows.
+
+    Args:
+        context: The report's :class:`~tracktale.analysis.report.ReportContext`.
+        options: The arithmetic options (reference, first-answer rule, interval).
+        human: The human rows to show (after the report's exclusions); ``None``: all of
+            ``context.human``.
+    """
+    human = context.human if human is None else human
+    from tracktale.analysis.report import section_from_files
+
+    parts = []
+    for stimulus_set in context.stimulus_sets:
+        name = context.set_names.get(stimulus_set.sha256) or stimulus_set.sha256[:12]
+        folder = context.tables_dir.parent / "arithmetic" / name
+        paths = write_people_section(human, context.results, stimulus_set, folder, options)
+        if paths:
+            parts.append(section_from_files(f"arithmetic: people and models ({name})", paths))
+    return parts
+
+
+def _par(trials: pd.DataFrame) -> float | None:
+    """PAR of people's trials: the percentage whose typed answer is a number."""
+    from tracktale.stimuli.arithmetic.typed import parse_typed_answer
+
+    if "response" not in trials.columns:
+        return None
+    numbers = [
+        isinstance(text, str) and parse_typed_answer(text).value is not None
+        for text in trials["response"]
+    ]
+    return 100 * sum(numbers) / len(numbers)

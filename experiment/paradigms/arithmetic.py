@@ -1,0 +1,297 @@
+"""The arithmetic study for people: a procedure and its inputs, and a box for the result.
+
+The source paper (Panda et al., "When LLMs Stop Following Steps") tests models only; the whole
+human version is ours (README, "Where the papers are silent or we differ"):
+
+- **Items** come from the paradigm's ``human`` protocol: integer inputs 1-10, addition or
+  subtraction, look-back 1 or 3, 5, 10 or 15 steps; 4 procedures per cell (12 cells).
+- **Trials.** A short "get ready" screen (its limit is ``reading_ms``) names the procedure's
+  length; then the procedure and its inputs appear, exactly as the models read them, with an
+  answer box (``jsPsychArithmeticProcedure``, limit ``response_ms``). What the person types
+  is read by :func:`~tracktale.stimuli.arithmetic.typed.parse_typed_answer` and scored by the
+  paradigm's model scorer (:func:`~tracktale.stimuli.arithmetic.typed.score_typed_answer`),
+  so ``correct`` is the paper's FAA for people too; the typed text is stored as given.
+- **Lists.** List ``L1..L4`` (version v) shows procedure ``(c + v) mod 4`` of cell c (cells in
+  dataset x horizon order): each participant sees every cell once (12 trials), and across four
+  lists every procedure is seen. Main trials come in a new random order for each participant.
+- **Practice.** ``practice_per_format`` 3-step practice procedures first (block 0), with the
+  server's verdict and the correct value as feedback.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from tracktale.errors import TracktaleError
+from tracktale.experiment.design import LIST_IDS, DesignConfig, PlannedTrial, SessionPlan
+from tracktale.experiment.instructions import CHOICE_KEYS, CONTINUE_KEY
+from tracktale.experiment.paradigms import HumanStudy
+from tracktale.experiment.scoring import ScoredResponse
+from tracktale.item import Item
+from tracktale.stimuli.arithmetic.executor import Number, parse_value
+from tracktale.stimulus_set import StimulusSet
+
+TASK = "explicit"
+"""The paradigm's explicit task: the returned value, typed."""
+PLUGIN = "jsPsychArithmeticProcedure"
+BASE_LOGIT = 3.3
+"""Simulated people: log-odds of a correct result before any step (a typing slip aside)."""
+STEP_SLOPE = 0.13
+"""... what each step takes off (5 steps: 93%, 10: 88%, 15: 81% for an average person)."""
+LOOKBACK_SHIFT = 0.5
+"""... and what reaching three variables back (look-back 3) takes off."""
+INATTENTIVE_ACCURACY = 0.03
+UNPARSEABLE_RATE = 0.02
+"""Share of a simulated person's wrong answers typed as something that is not a number."""
+
+
+def cells(stimulus_set: StimulusSet) -> dict[tuple[str, int], list[Item]]:
+    """The main items by (dataset, horizon), each cell's items in their example order."""
+    found: dict[tuple[str, int], list[Item]] = {}
+    for item in stimulus_set.select(role="main"):
+        key = (str(item.condition["dataset"]), int(item.condition["horizon"]))
+        found.setdefault(key, []).append(item)
+    for items in found.values():
+        items.sort(key=lambda item: int(item.meta["example"]))
+    return dict(sorted(found.items()))
+
+
+def list_items(stimulus_set: StimulusSet, list_id: str) -> list[Item]:
+    """The main items of a list: procedure ``(c + v) mod n`` of cell c for list version v.
+
+    Raises:
+        TracktaleError: For an unknown list, or cells of unequal size.
+    """
+    if list_id not in LIST_IDS:
+        raise TracktaleError(f"unknown list {list_id!r} (choose from {', '.join(LIST_IDS)})")
+    by_cell = cells(stimulus_set)
+    sizes = {len(items) for items in by_cell.values()}
+    if len(sizes) != 1:
+        raise TracktaleError(
+            f"every (dataset, horizon) cell needs the same number of procedures, got {sizes}"
+        )
+    version = LIST_IDS.index(list_id)
+    return [items[(c + version) % len(items)] for c, items in enumerate(by_cell.values())]
+
+
+def ready_text(item: Item) -> str:
+    """The get-ready screen before a procedure."""
+    steps = int(item.condition["horizon"])
+    kind = "practice procedure" if item.role == "practice" else "procedure"
+    return f"The next {kind} has {steps} steps. Have your pen and paper ready."
+
+
+def procedure_text(item: Item) -> tuple[str, str]:
+    """The procedure lines and the inputs line of an item's context, as the models read them.
+
+    Raises:
+        TracktaleError: If the context is not ``Procedure:`` ... ``Inputs:`` ``x = .., y = ..``.
+    """
+    lines = (item.context or "").split("\n")
+    if len(lines) < 4 or lines[0] != "Procedure:" or lines[-2] != "Inputs:":
+        raise TracktaleError(f"item {item.item_id} is not an arithmetic procedure")
+    return "\n".join(lines[1:-2]), lines[-1]
+
+
+class ArithmeticStudy(HumanStudy):
+    """Arithmetic procedures for people (see the module docstring)."""
+
+    paradigm = "arithmetic"
+    study_id = "arithmetic-procedures"
+    title = "Following step-by-step calculations"
+    timing = {"reading_ms": 30_000, "response_ms": 240_000, "feedback_ms": 15_000}
+    duration_minutes = 25
+    scripts = ("plugins/arithmetic-procedure.js",)
+    trial_plugins = {TASK: PLUGIN}
+    trial_noun = "Calculation"
+    reading_prompt = "Press SPACE or click Continue when you are ready for the calculation."
+    documents = {
+        "consent": "arithmetic_consent",
+        "information": "arithmetic_information",
+        "debrief": "arithmetic_debrief",
+    }
+
+    def check_stimuli(self, stimulus_set: StimulusSet, design: DesignConfig, where: str) -> None:
+        """Arithmetic items with references, enough practice, every list buildable."""
+        for item in stimulus_set:
+            if not isinstance(item.truth, Mapping) or "reference" not in item.truth:
+                raise TracktaleError(f"{where}: item {item.item_id} has no arithmetic reference")
+            procedure_text(item)
+        for list_id in LIST_IDS:
+            self.build_session(stimulus_set, list_id, 0, design)
+
+    def build_session(
+        self, stimulus_set: StimulusSet, list_id: str, session_seed: int, design: DesignConfig
+    ) -> SessionPlan:
+        """Practice block (block 0), then the list's main trials in a random order (block 1)."""
+        main = list_items(stimulus_set, list_id)
+        practice = stimulus_set.select(role="practice")
+        if len(practice) < design.practice_per_format:
+            raise TracktaleError(
+                f"the design needs {design.practice_per_format} practice items; "
+                f"the stimulus set has {len(practice)} (use the arithmetic human protocol)"
+            )
+        random.Random(f"session|{design.seed}|{session_seed}|arithmetic").shuffle(main)
+        order = [(item, 0) for item in practice[: design.practice_per_format]]
+        order += [(item, 1) for item in main]
+        trials = tuple(
+            PlannedTrial(index, item.item_id, item.role, TASK, block, None)
+            for index, (item, block) in enumerate(order)
+        )
+        return SessionPlan(list_id, design.seed, session_seed, (TASK, TASK), trials)
+
+    def served_content(self, item: Item, planned: PlannedTrial) -> dict[str, Any]:
+        """The get-ready text, and the procedure with its inputs (never the result)."""
+        if item.item_id != planned.item_id:
+            raise TracktaleError(f"trial {planned.trial_index} plans item {planned.item_id}")
+        procedure, inputs = procedure_text(item)
+        return {
+            "index": planned.trial_index,
+            "block": planned.block,
+            "task": planned.task,
+            "role": planned.role,
+            "item_id": item.item_id,
+            "story": ready_text(item),
+            "parameters": {"procedure": procedure, "inputs": inputs},
+        }
+
+    def score_trial(
+        self, item: Item, planned: PlannedTrial, response: str | None, rule: str
+    ) -> ScoredResponse:
+        """FAA of the typed value, by the paradigm's model scorer (``rule`` does not apply)."""
+        if response is None:
+            return ScoredResponse(None, False, False)
+        from tracktale.stimuli.arithmetic.typed import score_typed_answer
+        from tracktale.stimuli.registry import get_paradigm
+
+        correct = bool(score_typed_answer(get_paradigm(self.paradigm), item, response)["correct"])
+        return ScoredResponse(response, correct, correct)
+
+    def practice_feedback(
+        self, item: Item, planned: PlannedTrial, correct: bool, timed_out: bool
+    ) -> dict[str, Any]:
+        """The verdict and the value the procedure returns."""
+        return {"correct": correct, "timed_out": timed_out, "answer": item.answer}
+
+    def instructions(self, reading_ms: int, response_ms: int, source: str) -> dict[str, Any]:
+        """Plain-language instructions (see :func:`instruction_texts`)."""
+        return instruction_texts(reading_ms, response_ms)
+
+    def behave(
+        self,
+        rng: random.Random,
+        person: Any,
+        item: Item,
+        shown: Mapping[str, Any],
+        timing: Mapping[str, int],
+    ) -> dict[str, Any]:
+        """A simulated person: right less often, and slower, the longer the procedure."""
+        steps = int(item.condition["horizon"])
+        ready = _lognormal_ms(rng, 2500 * person.speed)
+        response_ms = _lognormal_ms(rng, (6000 + 7000 * steps) * person.speed)
+        timed_out = response_ms >= timing["response_ms"]
+        correct = rng.random() < p_correct(person, item)
+        return {
+            "trial_index": shown["index"],
+            "item_id": shown["item_id"],
+            "task": shown["task"],
+            "response": None if timed_out else typed_answer(rng, item, correct),
+            "timed_out": timed_out,
+            "reading_time_ms": min(ready, float(timing["reading_ms"])),
+            "reading_timed_out": ready >= timing["reading_ms"],
+            "response_time_ms": None if timed_out else response_ms,
+            "screen_width": person.screen[0],
+            "screen_height": person.screen[1],
+            "blur_count": int(rng.random() < 0.03),
+            "hidden_count": int(rng.random() < 0.02),
+        }
+
+
+def p_correct(person: Any, item: Item) -> float:
+    """A simulated person's chance of the right result (falls with steps and look-back)."""
+    if not person.attentive:
+        return INATTENTIVE_ACCURACY
+    steps = int(item.condition["horizon"])
+    logit = BASE_LOGIT - STEP_SLOPE * steps + person.ability
+    if int(item.condition["lookback"]) > 1:
+        logit -= LOOKBACK_SHIFT
+    return 1 / (1 + math.exp(-logit))
+
+
+def typed_answer(rng: random.Random, item: Item, correct: bool) -> str:
+    """What a simulated person types: the result, or a near miss, now and then not a number.
+
+    The result sometimes comes with a thousands separator; a near miss is a slip by a small
+    amount or a sign error.
+    """
+    value: Number = parse_value(str(item.truth["paper_reference"]))
+    if not correct:
+        if rng.random() < UNPARSEABLE_RATE:
+            return rng.choice(("?", "no idea", "S7"))
+        slip = rng.choice((-10, -2, -1, 1, 2, 10))
+        value = -value if value and rng.random() < 0.15 else value + slip
+    if isinstance(value, int) and abs(value) >= 1000 and rng.random() < 0.5:
+        return f"{value:,}"
+    return str(value)
+
+
+def instruction_texts(reading_ms: int, response_ms: int) -> dict[str, Any]:
+    """Every instruction screen of the arithmetic study, in words for people."""
+    ready, response = _seconds(reading_ms), _minutes(response_ms)
+    return {
+        "welcome": [
+            "In this study you will work through short step-by-step calculations, one at a "
+            "time, and type the value each one ends with.",
+            "Each calculation starts from two numbers, x and y (S1 = x and S2 = y). Every step "
+            "makes a new value from two earlier ones: 'Step 1: S3 = S1 + S2' means: add S1 "
+            "and S2 and call the result S3. Later steps may use any earlier value, not only "
+            "the last one, so keep track of them all. The last line tells you which value is "
+            "the answer ('Return S7').",
+            "Please use pen and paper for your working if you like, but no calculator, no "
+            "phone, no other people and no AI tools (such as ChatGPT): we want to know how "
+            "people do this by hand. Keep this window open and in the foreground.",
+        ],
+        TASK: [
+            f"Before each calculation a short screen tells you how many steps it has "
+            f"(at most {ready}; press SPACE or click Continue when you are ready).",
+            f"Then the calculation appears with a box for your answer. You have up to "
+            f"{response} for each. Type the final value as a number (for example 42 or -7) "
+            "and press ENTER or click Submit.",
+            "You will first do two short practice calculations and see whether you were right.",
+        ],
+        "main_start": [
+            "The practice is over. The real calculations start now; there is no feedback from "
+            "here on. Take them one at a time and work carefully.",
+        ],
+        "resume": [
+            "Welcome back. You continue where you stopped; everything you answered has been saved.",
+        ],
+        "survey": ["Almost done: a few questions about you."],
+        "saving": ["Saving your answers, please wait and keep this window open..."],
+        "completed_before": [
+            "You have already completed this study. Thank you! You cannot take part again.",
+        ],
+        "keys": {"left": CHOICE_KEYS[0], "right": CHOICE_KEYS[1], "continue": CONTINUE_KEY},
+    }
+
+
+def _lognormal_ms(rng: random.Random, median: float, sigma: float = 0.35) -> float:
+    return round(median * math.exp(rng.gauss(0.0, sigma)), 1)
+
+
+def _seconds(milliseconds: int) -> str:
+    value = f"{milliseconds / 1000:g}"
+    return f"{value} second" if value == "1" else f"{value} seconds"
+
+
+def _minutes(milliseconds: int) -> str:
+    if milliseconds % 60_000:
+        return _seconds(milliseconds)
+    value = milliseconds // 60_000
+    return f"{value} minute" if value == 1 else f"{value} minutes"
+
+
+STUDY = ArithmeticStudy()

@@ -1,0 +1,226 @@
+/**
+ * jsPsych plugin: an arithmetic procedure and its inputs, and a box for the value it returns.
+ *
+ * The procedure (`Let S1 = x`, `Step 1: S3 = S1 + S2`, ..., `Final Step: Return S7`) and the
+ * inputs are shown as text, line by line, as the models read them. The answer box takes what
+ * a person types (a number, "inf", "undefined"); the server reads and scores it, so the page
+ * refuses only a blank answer (as the server does). Optional boxes for intermediate variables
+ * (`probe_variables`, e.g. ["S3", "S4"]) probe the state a person keeps on the way; ENTER in
+ * one of them moves on to the next box, ENTER in the answer box (or the Submit button, for
+ * phones) submits. When `trial_duration` runs out the trial ends with `response: null,
+ * timed_out: true` and whatever intermediate values were typed by then. The response time
+ * runs from the moment the procedure is on screen to the submission.
+ */
+/* exported jsPsychArithmeticProcedure */
+var jsPsychArithmeticProcedure = (function (jspsych) {
+  "use strict";
+
+  const { timerBar, finishOnce, elapsedMs } = TracktalePluginHelpers;
+
+  const info = {
+    name: "arithmetic-procedure",
+    version: "1.0.0",
+    parameters: {
+      /** The procedure, one line per step (plain text). */
+      procedure: { type: jspsych.ParameterType.STRING, default: undefined },
+      /** The inputs line, e.g. "x = 5, y = 8" (plain text). */
+      inputs: { type: jspsych.ParameterType.STRING, default: undefined },
+      /** Instruction above the procedure (plain text). */
+      prompt: {
+        type: jspsych.ParameterType.STRING,
+        default: "Work through the steps in order. What value does the procedure return?",
+      },
+      /** Label before the answer box. */
+      answer_label: { type: jspsych.ParameterType.STRING, default: "Returned value:" },
+      /** Variables to ask for on the way (boxes before the answer box); none by default. */
+      probe_variables: {
+        type: jspsych.ParameterType.STRING,
+        array: true,
+        default: [],
+      },
+      /** Longest time to answer in ms. */
+      trial_duration: { type: jspsych.ParameterType.INT, default: 240000 },
+      /** Longest answer accepted by each box. */
+      max_length: { type: jspsych.ParameterType.INT, default: 40 },
+      /** Shown when the answer box is submitted empty. */
+      empty_message: { type: jspsych.ParameterType.STRING, default: "Type a value first." },
+      /** Label of the submit button (null: no button, ENTER only). */
+      button_label: { type: jspsych.ParameterType.STRING, default: "Submit" },
+      /** Show a bar that shrinks as the time runs out. */
+      show_timer: { type: jspsych.ParameterType.BOOL, default: true },
+    },
+    data: {
+      /** The returned value as typed (null after a timeout). */
+      response: { type: jspsych.ParameterType.STRING },
+      /** Each probed variable's value as typed ("" where left empty); {} without probes. */
+      intermediates: { type: jspsych.ParameterType.OBJECT },
+      /** "key" (ENTER) or "button" (null after a timeout). */
+      input: { type: jspsych.ParameterType.STRING },
+      /** Time from procedure onset to the submission in ms (null after a timeout). */
+      rt: { type: jspsych.ParameterType.FLOAT },
+      /** The time ran out before an answer was submitted. */
+      timed_out: { type: jspsych.ParameterType.BOOL },
+      /** Number of steps shown (lines starting "Step "). */
+      steps_shown: { type: jspsych.ParameterType.INT },
+    },
+  };
+
+  // Trimmed as the server strips (Python's whitespace includes U+001C-U+001F and U+0085, which
+  // String.trim keeps); lone surrogates (broken pasted text) become U+FFFD.
+  function cleaned(value) {
+    // eslint-disable-next-line no-control-regex -- the control characters are the point
+    const trimmed = value.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/g, "");
+    return typeof trimmed.toWellFormed === "function" ? trimmed.toWellFormed() : trimmed;
+  }
+
+  function box(id, label, maxLength) {
+    const row = document.createElement("label");
+    row.className = "tt-arith-row";
+    const name = document.createElement("span");
+    name.className = "tt-arith-label";
+    name.textContent = label;
+    const input = document.createElement("input");
+    input.type = "text";
+    input.id = id;
+    input.className = "tt-answer";
+    input.autocomplete = "off";
+    input.spellcheck = false;
+    input.setAttribute("autocapitalize", "off");
+    input.setAttribute("inputmode", "text");
+    input.maxLength = maxLength;
+    row.append(name, input);
+    return { row, input };
+  }
+
+  function stepsShown(procedure) {
+    return procedure.split("\n").filter((line) => line.startsWith("Step ")).length;
+  }
+
+  class ArithmeticProcedurePlugin {
+    constructor(jsPsych) {
+      this.jsPsych = jsPsych;
+    }
+
+    trial(display_element, trial) {
+      const root = document.createElement("div");
+      root.className = "tt-screen tt-arithmetic";
+      if (trial.show_timer) root.appendChild(timerBar(trial.trial_duration));
+      const prompt = document.createElement("p");
+      prompt.className = "tt-prompt";
+      prompt.textContent = trial.prompt;
+      const procedure = document.createElement("pre");
+      procedure.className = "tt-procedure";
+      procedure.textContent = trial.procedure;
+      const inputs = document.createElement("p");
+      inputs.className = "tt-inputs";
+      inputs.textContent = "Inputs: " + trial.inputs;
+      root.append(prompt, procedure, inputs);
+      const probes = trial.probe_variables.map((name, index) => {
+        const { row, input } = box("tt-probe-" + index, name + " =", trial.max_length);
+        root.appendChild(row);
+        return { name, input };
+      });
+      const answer = box("tt-answer", trial.answer_label, trial.max_length);
+      answer.input.setAttribute("aria-label", "the returned value");
+      root.appendChild(answer.row);
+      let button = null;
+      if (trial.button_label) {
+        button = document.createElement("button");
+        button.type = "button";
+        button.className = "jspsych-btn tt-submit";
+        button.textContent = trial.button_label;
+        root.appendChild(button);
+      }
+      const message = document.createElement("p");
+      message.className = "tt-hint";
+      message.setAttribute("role", "status");
+      root.appendChild(message);
+      display_element.replaceChildren(root);
+      (probes.length ? probes[0].input : answer.input).focus();
+
+      const start = performance.now();
+      const typedIntermediates = () =>
+        Object.fromEntries(probes.map(({ name, input }) => [name, cleaned(input.value)]));
+      const finish = finishOnce((response, how) => {
+        this.jsPsych.finishTrial({
+          response: response,
+          intermediates: typedIntermediates(),
+          rt: response === null ? null : elapsedMs(start),
+          timed_out: response === null,
+          input: response === null ? null : how,
+          steps_shown: stepsShown(trial.procedure),
+        });
+      });
+      const submit = (how) => {
+        const value = cleaned(answer.input.value);
+        if (value) finish(value, how);
+        else {
+          message.textContent = trial.empty_message;
+          answer.input.focus();
+        }
+      };
+      probes.forEach(({ input }, index) => {
+        input.addEventListener("keydown", (event) => {
+          if (event.key !== "Enter") return;
+          event.preventDefault();
+          (index + 1 < probes.length ? probes[index + 1].input : answer.input).focus();
+        });
+      });
+      answer.input.addEventListener("keydown", (event) => {
+        if (event.key !== "Enter") return;
+        event.preventDefault();
+        submit("key");
+      });
+      if (button) button.addEventListener("click", () => submit("button"));
+      this.jsPsych.pluginAPI.setTimeout(() => finish(null, null), trial.trial_duration);
+    }
+
+    simulate(trial, simulation_mode, simulation_options, load_callback) {
+      const data = this.createSimulationData(trial, simulation_options);
+      if (simulation_mode === "visual") {
+        const display_element = this.jsPsych.getDisplayElement();
+        this.trial(display_element, trial);
+        load_callback();
+        trial.probe_variables.forEach((name, index) => {
+          display_element.querySelector("#tt-probe-" + index).value =
+            data.intermediates[name] ?? "";
+        });
+        if (!data.timed_out) {
+          const input = display_element.querySelector("#tt-answer");
+          this.jsPsych.pluginAPI.setTimeout(() => {
+            input.value = data.response;
+            input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+          }, data.rt);
+        }
+        return;
+      }
+      load_callback();
+      this.jsPsych.finishTrial(data);
+    }
+
+    createSimulationData(trial, simulation_options) {
+      // About 6 s a step, as a person working without a calculator might take.
+      const steps = stepsShown(trial.procedure);
+      const rt = this.jsPsych.randomization.sampleExGaussian(6000 * steps, 1500, 1 / 4000, true);
+      const intermediates = Object.fromEntries(trial.probe_variables.map((name) => [name, "0"]));
+      const data = this.jsPsych.pluginAPI.mergeSimulationData(
+        {
+          response: "0",
+          intermediates: intermediates,
+          rt: rt,
+          timed_out: false,
+          input: "key",
+          steps_shown: steps,
+        },
+        simulation_options
+      );
+      if (data.rt === null || data.rt >= trial.trial_duration) {
+        Object.assign(data, { response: null, rt: null, timed_out: true, input: null });
+      }
+      return data;
+    }
+  }
+  ArithmeticProcedurePlugin.info = info;
+
+  return ArithmeticProcedurePlugin;
+})(jsPsychModule);
