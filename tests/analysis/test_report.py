@@ -297,6 +297,8 @@ def test_with_r_the_report_shows_lrts_random_effects_and_contrasts(inputs, tmp_p
         assert expected in page, expected
     lead = pd.read_csv(out / "tables" / "inference_model1.csv")
     assert set(lead["method"]) == {"glmer"} and {"singular", "warnings"} <= set(lead.columns)
+    permuted = lead.set_index("term")["p_permutation"]
+    assert permuted.notna().sum() == 1 and 0 < permuted["complexity_z"] <= 1
     lrt = pd.read_csv(out / "tables" / "mixed_lrt.csv")
     assert list(lrt["models"]) == ["model 2 vs model 1", "slopes vs intercepts only"]
     contrasts = pd.read_csv(out / "tables" / "task_contrasts.csv")
