@@ -49,6 +49,8 @@ class NullScenario:
         seed: Seed of the scenario (each study gets its own stream from it).
         recency: Effect of the centred focus position (log-odds per position); 0, the null,
             except in power runs (``benchmarks/bench_recency_power.py``).
+        complexity: Effect of centred complexity (log-odds per level); 0, the null, except
+            in power runs (``bench_recency_power.py --term complexity``).
     """
 
     participants: int
@@ -57,12 +59,13 @@ class NullScenario:
     intercept: float = 1.35
     seed: int = 1
     recency: float = 0.0
+    complexity: float = 0.0
 
     def params(self) -> SimulationParams:
-        """The generating model: no fixed effect but the intercept (and ``recency``)."""
+        """The generating model: no fixed effect but the intercept (``recency``, ``complexity``)."""
         return SimulationParams(
             intercept=self.intercept,
-            complexity=0.0,
+            complexity=self.complexity,
             task=0.0,
             interaction=0.0,
             recency=self.recency,
@@ -85,6 +88,8 @@ def null_studies(
         if scenario.recency:
             # Null streams stay what they were; each effect size gets streams of its own.
             key.append(round(1000 * abs(scenario.recency)))
+        if scenario.complexity:
+            key += [1, round(1000 * abs(scenario.complexity))]
         rng = np.random.default_rng(key)
         trials = simulate_outcomes(design, scenario.participants, params, rng)
         trials["source"] = "simulated"
@@ -121,18 +126,27 @@ def glm_pvalues(analysed: pd.DataFrame) -> list[dict[str, Any]]:
             for test in tests:
                 p = float(pvalues[GLM_TERMS[test]])
                 rows.append({"method": method, "reference": reference, "test": test, "p": p})
-    return rows + [permutation_pvalue(analysed)]
+    return rows + permutation_pvalues(analysed)
 
 
-def permutation_pvalue(analysed: pd.DataFrame) -> dict[str, Any]:
-    """The report's recency test: items' focus permuted within complexity levels."""
-    from tracktale.analysis.permutation import recency_test_of_trials
+def permutation_pvalues(analysed: pd.DataFrame) -> list[dict[str, Any]]:
+    """The report's item-permutation tests, recency and complexity, one row each.
 
-    try:
-        p = recency_test_of_trials(analysed).p
-    except TracktaleError:
-        p = float("nan")
-    return {"method": "permutation", "reference": "permutation", "test": "recency", "p": p}
+    Recency: focus permuted within complexity levels; complexity: permuted across all items.
+    """
+    from tracktale.analysis.permutation import complexity_test_of_trials, recency_test_of_trials
+
+    rows = []
+    for test, run in (
+        ("recency", recency_test_of_trials),
+        ("complexity", complexity_test_of_trials),
+    ):
+        try:
+            p = run(analysed).p
+        except TracktaleError:
+            p = float("nan")
+        rows.append({"method": "permutation", "reference": "permutation", "test": test, "p": p})
+    return rows
 
 
 def _glm_worker(arguments: tuple[Any, NullScenario, range]) -> list[dict[str, Any]]:

@@ -30,10 +30,16 @@ _human_set_option = click.option(
 )
 
 
-def _recency_permutations(default: int, help_text: str) -> Any:
-    """``--recency-permutations B``: the report and ``power`` differ only in default and help."""
+def _permutations(default: int, help_text: str) -> Any:
+    """``--permutations B``: the report and ``power`` differ only in default and help.
+
+    ``--recency-permutations`` is an alias: the option's name before complexity was tested by
+    permutation too.
+    """
     return click.option(
+        "--permutations",
         "--recency-permutations",
+        "permutations",
         type=click.IntRange(min=0),
         default=default,
         show_default=True,
@@ -120,11 +126,12 @@ def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
     help="glmer's p-values: t with between-within degrees of freedom (items minus item-level "
     "terms for complexity and recency), or lme4's normal reference.",
 )
-@_recency_permutations(
+@_permutations(
     9999,
-    "Relabellings of the recency test by item permutation within complexity levels (the "
-    "report's recency test; it holds its rate where the models' recency p-values do not); "
-    "0 leaves it out.",
+    "Relabellings of the item-permutation tests, the report's complexity test (items' "
+    "complexity permuted across items) and recency test (focus permuted within complexity "
+    "levels); they hold their rate where the models' own p-values do not; 0 leaves them out. "
+    "--recency-permutations is the same option.",
 )
 @click.option(
     "--two-way-se",
@@ -236,7 +243,7 @@ def report(
     figure_template: str,
     inference: str,
     glmer_test: str,
-    recency_permutations: int,
+    permutations: int,
     two_way_se: str,
     accuracy_interval: str,
     arithmetic_interval: str,
@@ -281,7 +288,7 @@ def report(
         accuracy_interval=accuracy_interval,
         glmer_test=glmer_test,
         two_way_floor=two_way_se == "max",
-        recency_permutations=recency_permutations,
+        permutations=permutations,
         value="correct_calibrated" if calibrated else "correct",
         models=model_ids or None,
         templates=templates or None,
@@ -408,11 +415,11 @@ def _params(values: dict[str, Any]) -> Any:
     show_default=True,
     help="glmer's p-values, as in the report (t with between-within df, or lme4's z).",
 )
-@_recency_permutations(
+@_permutations(
     999,
-    "With --term recency_c and the report's methods (glm-2way, glmer): count the p of the "
-    "report's recency test, items permuted within complexity levels, with B relabellings; "
-    "0 counts the model's own p.",
+    "With --term complexity_c (model 1) or recency_c and the report's methods (glm-2way, "
+    "glmer): count the p of the report's item-permutation test of that term, with B "
+    "relabellings; 0 counts the model's own p. --recency-permutations is the same option.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulations.")
 @click.option(
@@ -430,7 +437,7 @@ def power(
     method: str,
     workers: int,
     glmer_test: str,
-    recency_permutations: int,
+    permutations: int,
     seed: int,
     out: Path | None,
     **effects: float,
@@ -456,7 +463,7 @@ def power(
         method=resolve_method(method),
         workers=workers,
         glmer_test=glmer_test,
-        recency_permutations=recency_permutations,
+        permutations=permutations,
     )
     params = _params(dict(effects))
     stimulus_set = _stimulus_sets(stimuli_dirs)[0]

@@ -51,9 +51,10 @@ class PowerSettings:
         method: ``glm``, ``glm-2way``, ``glmer`` or ``auto`` (the report's default).
         workers: R processes at once for ``glmer``.
         glmer_test: ``t-bw`` or ``z``, as the report's ``--glmer-test``.
-        recency_permutations: For ``recency_c`` under the report's methods (``glm-2way``,
-            ``glmer``): relabellings of the item-permutation test, the report's recency test,
-            whose p then counts; 0 counts the model's own p. The paper's GLM keeps its z test.
+        permutations: For ``recency_c``, and ``complexity_c`` in model 1 (no ``recency``),
+            under the report's methods (``glm-2way``, ``glmer``): relabellings of the
+            report's item-permutation test of that term, whose p then counts; 0 counts the
+            model's own p. The paper's GLM keeps its z test.
     """
 
     sizes: Sequence[int] = (10, 20, 30, 40, 50)
@@ -66,7 +67,7 @@ class PowerSettings:
     method: str = "auto"
     workers: int = 2
     glmer_test: str = "t-bw"
-    recency_permutations: int = 999
+    permutations: int = 999
 
 
 def simulate_power(
@@ -176,15 +177,21 @@ def _one_study(
 
 
 def _permutation_p(trials: pd.DataFrame, settings: PowerSettings, method: str, p: float) -> float:
-    """The p that counts: the recency permutation test's where the report uses it, else ``p``."""
-    from tracktale.analysis.permutation import recency_test_of_trials
+    """The p that counts: the item-permutation test's where the report uses it, else ``p``.
 
-    if settings.term != "recency_c" or method == "glm" or not settings.recency_permutations:
+    The report puts the complexity permutation p on model 1's complexity row only, so it
+    counts for ``complexity_c`` only when model 1 is fitted (no recency covariate).
+    """
+    from tracktale.analysis.permutation import complexity_test_of_trials, recency_test_of_trials
+
+    if method == "glm" or not settings.permutations:
         return p
-    test = recency_test_of_trials(
-        trials, settings.recency or "focus", permutations=settings.recency_permutations
-    )
-    return test.p
+    if settings.term == "recency_c":
+        recency = settings.recency or "focus"
+        return recency_test_of_trials(trials, recency, permutations=settings.permutations).p
+    if settings.term == "complexity_c" and settings.recency is None:
+        return complexity_test_of_trials(trials, permutations=settings.permutations).p
+    return p
 
 
 def _glmer_outcomes(

@@ -74,8 +74,8 @@ class ReportOptions:
         glmer_test: glmer's p-values: ``t-bw`` (t with between-within df) or ``z`` (lme4's).
         two_way_floor: Test two-way GLM terms with the larger of the two-way and the
             participant-clustered SE (``False``: the two-way SE alone).
-        recency_permutations: Relabellings of the recency permutation test, the report's
-            recency test (:mod:`tracktale.analysis.permutation`); 0 leaves it out.
+        permutations: Relabellings of the item-permutation tests, the report's complexity
+            and recency tests (:mod:`tracktale.analysis.permutation`); 0 leaves them out.
         value: The model correctness column (``correct`` or ``correct_calibrated``).
         models: Report only these model ids (``None``: all).
         templates: Report models only on these templates (``None``: all).
@@ -98,7 +98,7 @@ class ReportOptions:
     accuracy_interval: str = "bootstrap"
     glmer_test: str = "t-bw"
     two_way_floor: bool = True
-    recency_permutations: int = 9999
+    permutations: int = 9999
     value: str = "correct"
     models: tuple[str, ...] | None = None
     templates: tuple[str, ...] | None = None
@@ -520,8 +520,8 @@ def _describe_options(options: ReportOptions) -> str:
     return (
         f"mixed-model engine {options.engine}, random slopes {'on' if options.slopes else 'off'}, "
         f"recency covariate {options.recency}, task coding {options.task_coding}, "
-        f"inference {options.inference}, glmer tests {options.glmer_test}, recency "
-        f"permutations {options.recency_permutations:,}, two-way SEs "
+        f"inference {options.inference}, glmer tests {options.glmer_test}, item "
+        f"permutations {options.permutations:,}, two-way SEs "
         f"{'at least the participant-clustered' if options.two_way_floor else 'as estimated'}, "
         f"accuracy intervals {options.accuracy_interval}, "
         f"model correctness column {options.value}, Figures 5 and 7 on the "

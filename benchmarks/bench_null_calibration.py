@@ -6,7 +6,8 @@ study with SD 0.2 and 0.5, at 48 and 96 participants, and prints the share of st
 each default test rejects at alpha 0.05, with its Wilson 95% interval, under the paper's GLM
 (participant-clustered, z), the two-way clustered GLM (z and t(items - 1), and the report's
 default: each SE at least the participant-clustered one, t(items - 1)) and glmer (lme4's Wald z,
-the report's t with between-within degrees of freedom, and the LRT for recency).
+the report's t with between-within degrees of freedom, and the LRT for recency), and the
+report's item-permutation tests (recency within complexity levels, complexity across items).
 Goal: every default test within 5% +- 1.5. The README gives the measured table.
 
 Run: .venv/bin/python benchmarks/bench_null_calibration.py [--glm 2000] [--glmer 1000]

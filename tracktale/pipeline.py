@@ -305,11 +305,8 @@ def print_summary(summary: RunSummary) -> None:
             )
         console.print(table)
         permuted = [r for r in rows if r.get("p_permutation")]
-        if name == "inference_model2" and permuted:
-            console.print(
-                f"recency by item permutation within complexity levels (the report's recency "
-                f"test): p = {float(permuted[0]['p_permutation']):.3g}"
-            )
+        if permuted:
+            console.print(_permutation_line(name, float(permuted[0]["p_permutation"])))
     if summary.report_tables:
         _print_side_by_side(console, summary.report_tables / "humans_and_models.csv")
     console.print(
@@ -318,6 +315,19 @@ def print_summary(summary: RunSummary) -> None:
     if summary.results_dir:
         console.print(f"model results: {summary.results_dir}")
     console.print(f"report: {summary.report_path}")
+
+
+def _permutation_line(table: str, p: float) -> str:
+    """The item-permutation test printed under its model's table."""
+    if table == "inference_model1":
+        return (
+            f"complexity by item permutation across items (the report's complexity test): "
+            f"p = {p:.3g}"
+        )
+    return (
+        f"recency by item permutation within complexity levels (the report's recency test): "
+        f"p = {p:.3g}"
+    )
 
 
 def _print_side_by_side(console, path: Path) -> None:

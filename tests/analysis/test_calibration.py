@@ -5,7 +5,9 @@ rejects the complexity null in about a quarter of them, the two-way clustered GL
 The bounds sit in the far tails of those binomials (P < 0.01), so a change in the simulator's
 random streams does not make the test fail, while a regression of the two-way estimator to
 participant clustering (an expected 15 of 60) is caught. The report's recency test, items
-permuted within complexity levels, is exact by construction: an expected 3 of 60.
+permuted within complexity levels, and its complexity test, items' complexity permuted across
+all items, are exact by construction: an expected 3 of 60 each; the median of 60 uniform p
+lies in [0.3, 0.7] but with P < 0.003, so a test that never rejects (p all 1) is caught too.
 """
 
 from tracktale.analysis.calibration import (
@@ -19,13 +21,16 @@ from tracktale.analysis.calibration import (
 def test_the_two_way_glm_holds_the_complexity_null_where_the_papers_does_not(human_set):
     scenario = NullScenario(participants=48, item_sd=0.5, seed=7)
     pvalues = glm_calibration(human_set, scenario, simulations=60)
-    assert len(pvalues) == 60 * (len(GLM_VARIANTS) * 4 + 1) and pvalues["p"].notna().all()
+    assert len(pvalues) == 60 * (len(GLM_VARIANTS) * 4 + 2) and pvalues["p"].notna().all()
     table = rejection_table(pvalues).set_index(["method", "reference", "test"])
     assert table.loc[("glm", "normal", "complexity"), "rejected"] >= 8
     assert table.loc[("glm-2way", "t", "complexity"), "rejected"] <= 9
     assert table.loc[("glm-2way", "t, floored", "complexity"), "rejected"] <= 9
     assert table.loc[("glm", "normal", "recency"), "rejected"] >= 8
     assert table.loc[("permutation", "permutation", "recency"), "rejected"] <= 9
+    assert table.loc[("permutation", "permutation", "complexity"), "rejected"] <= 9
+    complexity = pvalues[(pvalues["method"] == "permutation") & (pvalues["test"] == "complexity")]
+    assert 0.3 <= complexity["p"].median() <= 0.7
     row = table.loc[("glm-2way", "t", "complexity")]
     assert row["ci_low"] <= row["rate"] <= row["ci_high"] and row["simulations"] == 60
 

@@ -124,7 +124,7 @@ def test_recency_power_counts_the_permutation_test_under_the_reports_methods(
     for method in ("glm-2way", "glm"):
         settings = PowerSettings(
             sizes=[48], simulations=4, term="recency_c", recency="focus", seed=5,
-            method=method, recency_permutations=199,
+            method=method, permutations=199,
         )  # fmt: skip
         counted[method] = simulate_power(human_set, params, settings)["significant"].iloc[0]
     two_way, paper = seen[:4], seen[4:]
@@ -132,3 +132,27 @@ def test_recency_power_counts_the_permutation_test_under_the_reports_methods(
     assert counted["glm-2way"] == sum(p < 0.05 for _, _, p in two_way)
     # The paper's GLM keeps its own (participant-clustered z) p.
     assert all(m == "glm" and wald == p for m, wald, p in paper)
+
+
+def test_complexity_power_counts_the_permutation_test_in_model_1_only(human_set, monkeypatch):
+    """The report's complexity permutation p is on model 1's row: model 2 keeps the Wald p."""
+    from tracktale.analysis import power
+
+    seen = []
+    original = power._permutation_p
+
+    def spy(trials, settings, method, p):
+        seen.append((settings.recency, p, original(trials, settings, method, p)))
+        return seen[-1][2]
+
+    monkeypatch.setattr(power, "_permutation_p", spy)
+    params = SimulationParams(complexity=-0.3, item_sd=0.5, guessers=0.0)
+    for recency in (None, "focus"):
+        settings = PowerSettings(
+            sizes=[24], simulations=3, term="complexity_c", recency=recency, seed=2,
+            method="glm-2way", permutations=199,
+        )  # fmt: skip
+        simulate_power(human_set, params, settings)
+    model1, model2 = seen[:3], seen[3:]
+    assert all(wald != p and 1 / 200 <= p <= 1 for _, wald, p in model1)
+    assert all(wald == p for _, wald, p in model2)

@@ -66,11 +66,21 @@ def test_the_report_from_simulated_people_and_a_results_file(inputs, tmp_path, c
     assert {"marginal_probabilities.csv", "se_comparison.csv", "mixed_random.csv"} <= tables
     lead = pd.read_csv(out / "tables" / "inference_model1.csv")
     assert set(lead["method"]) == {"glm-2way"}
+    # Complexity is also tested by item permutation: its p beside model 1's own, a table, a line.
+    assert {"complexity_permutation.csv", "recency_permutation.csv"} <= tables
+    permuted = lead.set_index("term")["p_permutation"]
+    assert 0 < permuted["complexity_c"] <= 1 and permuted.drop("complexity_c").isna().all()
+    assert "Complexity is tested by permuting the items&#x27; complexity across all" in page
     mixed = pd.read_csv(out / "tables" / "mixed_model1_fixed.csv")
     assert mixed["approximate"].all()
     accuracy = pd.read_csv(out / "tables" / "human_accuracy_by_complexity.csv")
     assert set(accuracy["interval"]) == {"participant bootstrap (BCa)"}
     assert (out / "trial_table.csv").stat().st_size > 0
+
+
+def test_the_old_recency_permutations_flag_is_the_permutations_option(inputs, tmp_path, capsys):
+    status, _, err = run(_argv(inputs, tmp_path, "--recency-permutations", "-1"), capsys)
+    assert status == 2 and "Invalid value for '--permutations' / '--recency-permutations'" in err
 
 
 def test_a_report_of_models_alone(inputs, tmp_path):
@@ -287,6 +297,8 @@ def test_with_r_the_report_shows_lrts_random_effects_and_contrasts(inputs, tmp_p
         assert expected in page, expected
     lead = pd.read_csv(out / "tables" / "inference_model1.csv")
     assert set(lead["method"]) == {"glmer"} and {"singular", "warnings"} <= set(lead.columns)
+    permuted = lead.set_index("term")["p_permutation"]
+    assert permuted.notna().sum() == 1 and 0 < permuted["complexity_z"] <= 1
     lrt = pd.read_csv(out / "tables" / "mixed_lrt.csv")
     assert list(lrt["models"]) == ["model 2 vs model 1", "slopes vs intercepts only"]
     contrasts = pd.read_csv(out / "tables" / "task_contrasts.csv")

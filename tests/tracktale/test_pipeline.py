@@ -170,3 +170,23 @@ def test_run_serve_generates_the_stimuli_and_hands_over_to_the_study_server(monk
     assert exit_info.value.code == 0
     assert calls and calls[0]["port"] == 5123 and calls[0]["workers"] == 0
     assert (data_dir() / "stimuli" / "narrative-human-s1" / "manifest.json").is_file()
+
+
+def test_the_summary_prints_each_permutation_p_under_its_models_table(tmp_path, capsys):
+    from tracktale.pipeline import RunSummary, print_summary
+
+    header = "model,term,label,b,se,z,p,odds_ratio,or_low,or_high,p_permutation\n"
+    rows = {
+        "inference_model1": "model 1,complexity_c,c,-0.3,0.1,-3,0.003,0.74,0.6,0.9,0.0042\n",
+        "inference_model2": "model 2,recency_c,r,-0.1,0.1,-1,0.3,0.9,0.7,1.1,0.271\n",
+    }
+    for name, row in rows.items():
+        (tmp_path / f"{name}.csv").write_text(header + row)
+    print_summary(RunSummary(report_tables=tmp_path))
+    out = capsys.readouterr().out
+    assert (
+        "complexity by item permutation across items (the report's complexity test): p = 0.0042"
+        in out
+    )
+    recency = "recency by item permutation within complexity levels (the report's recency test)"
+    assert f"{recency}: p = 0.271" in out
