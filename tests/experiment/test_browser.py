@@ -47,6 +47,31 @@ LAUNCH_ARGS = [
 ]
 
 
+def study_page(browser, height: int = 800):
+    """A new context and page with Prolific's site stubbed, and the list its errors go to.
+
+    Errors are uncaught page errors and console errors other than failed resource loads: the
+    requests a test cuts off (offline) or the server refuses on purpose (a completed
+    participant's return); a blocked font was one.
+    """
+    context = browser.new_context(viewport={"width": 1280, "height": height})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on(
+        "console",
+        lambda m: (
+            errors.append(m.text)
+            if m.type == "error" and not m.text.startswith("Failed to load resource")
+            else None
+        ),
+    )
+    context.route(
+        "https://app.prolific.com/**", lambda route: route.fulfill(body="<p>Prolific</p>")
+    )
+    return context, page, errors
+
+
 def _frontend_installed() -> bool:
     try:
         find_node_modules()
@@ -184,23 +209,7 @@ def test_a_whole_session_in_chromium(browser, study_config, storage, human_set, 
         timing=Timing(reading_ms=READING_MS, response_ms=RESPONSE_MS, feedback_ms=1500),
     )
     app = create_app(config, storage=storage, stimulus_set=human_set, secrets=secrets)
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    # Console errors other than the requests the test itself cuts off (offline) or that the
-    # server refuses on purpose (the completed participant's return): a blocked font was one.
-    page.on(
-        "console",
-        lambda m: (
-            errors.append(m.text)
-            if m.type == "error" and not m.text.startswith("Failed to load resource")
-            else None
-        ),
-    )
-    context.route(
-        "https://app.prolific.com/**", lambda route: route.fulfill(body="<p>Prolific</p>")
-    )
+    context, page, errors = study_page(browser)
     pid = "5f0c0ffee0000000000000aa"
     link = f"/?PROLIFIC_PID={pid}&STUDY_ID=STUDY1&SESSION_ID=SESSION1"
     verdicts = []

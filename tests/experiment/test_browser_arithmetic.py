@@ -14,7 +14,13 @@ import dataclasses
 from collections import Counter
 from types import SimpleNamespace
 
-from tests.experiment.test_browser import ARTIFACTS, COMPLETION, _survey, browser  # noqa: F401
+from tests.experiment.test_browser import (  # noqa: F401
+    ARTIFACTS,
+    COMPLETION,
+    _survey,
+    browser,
+    study_page,
+)
 from tracktale.experiment.app import create_app
 from tracktale.experiment.config import Timing, paradigm_defaults
 from tracktale.experiment.paradigms.arithmetic import STUDY
@@ -59,21 +65,7 @@ def test_a_whole_arithmetic_session_in_chromium(browser, study_config, storage, 
         timing=Timing(reading_ms=READY_MS, response_ms=RESPONSE_MS, feedback_ms=3000),
     )
     app = create_app(config, storage=storage, stimulus_set=stimuli, secrets=secrets)
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on(
-        "console",
-        lambda m: (
-            errors.append(m.text)
-            if m.type == "error" and not m.text.startswith("Failed to load resource")
-            else None
-        ),
-    )
-    context.route(
-        "https://app.prolific.com/**", lambda route: route.fulfill(body="<p>Prolific</p>")
-    )
+    context, page, errors = study_page(browser, height=900)
     link = "/?PROLIFIC_PID=5f0c0ffee0000000000000ab&STUDY_ID=STUDY1&SESSION_ID=SESSION2"
     typed: list[str | None] = []
     verdicts, details, progress, shots = [], [], [], Counter()

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-from tests.experiment.test_browser import ARTIFACTS, COMPLETION, _survey, browser  # noqa: F401
+from tests.experiment.test_browser import (  # noqa: F401
+    ARTIFACTS,
+    COMPLETION,
+    _survey,
+    browser,
+    study_page,
+)
 from tracktale.experiment.app import create_app
 from tracktale.experiment.config import study_from_dict
 from tracktale.experiment.paradigms.boxes import shown_text
@@ -46,11 +52,7 @@ def test_a_whole_boxes_session_in_chromium(browser, tmp_path, secrets):  # noqa:
     storage = Storage(config.database_url())
     app = create_app(config, storage=storage, stimulus_set=boxes_set, secrets=secrets)
     by_text = {_key(shown_text(item)): item for item in boxes_set}
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    context.route("https://app.prolific.com/**", lambda route: route.fulfill(body="<p>P</p>"))
+    context, page, errors = study_page(browser, height=900)
     link = "/?PROLIFIC_PID=5f0c0ffee0000000000000bb&STUDY_ID=S1&SESSION_ID=SESSION2"
     verdicts, progress, shot = [], [], set()
     answered, timed_out, item = 0, False, None
