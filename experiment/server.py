@@ -76,6 +76,10 @@ def run_gunicorn(
             self.cfg.set("accesslog", None)
 
         def load(self) -> Flask:
-            return app_factory()
+            from tracktale.experiment.app import freeze_startup_heap
+
+            app = app_factory()
+            freeze_startup_heap()
+            return app
 
     _Application().run()

@@ -67,6 +67,7 @@ class SimulationReport:
         server_latencies: The server's own handling time of the same POSTs.
         serve_latencies: Seconds of each trial's serve (the wait before a trial starts).
         retries: Requests retried after a network error, 5xx or 429.
+        stopped: Participants stopped mid-session at the end of a measurement window.
         errors: One line per participant that failed.
         participant_ids: The server's ids of the simulated participants.
     """
@@ -79,6 +80,7 @@ class SimulationReport:
     server_latencies: list[float] = field(default_factory=list)
     serve_latencies: list[float] = field(default_factory=list)
     retries: int = 0
+    stopped: int = 0
     errors: list[str] = field(default_factory=list)
     participant_ids: list[str] = field(default_factory=list)
 
@@ -92,6 +94,7 @@ class SimulationReport:
         self.server_latencies.extend(other.server_latencies)
         self.serve_latencies.extend(other.serve_latencies)
         self.retries += other.retries
+        self.stopped += other.stopped
         self.errors.extend(other.errors)
         self.participant_ids.extend(other.participant_ids)
 
@@ -203,8 +206,13 @@ def run_participant(
     admin_secret: str,
     pace: float = 0.0,
     sleep: Callable[[float], None] | None = None,
+    stop_at: float | None = None,
 ) -> SimulationReport:
-    """One whole session through the API; returns this participant's report."""
+    """One whole session through the API; returns this participant's report.
+
+    ``stop_at`` (a ``time.monotonic()`` value) ends the session before the next trial once
+    passed, without survey or completion: the load benchmark's measurement window.
+    """
     report = SimulationReport()
     start = client.post(
         "/api/session",
@@ -226,7 +234,9 @@ def run_participant(
     report.participant_ids.append(session["participant_id"])
     token = session["token"]
     _expect(client.post("/api/consent", {"consent": True}, token=token), "consent")
-    _answer_trials(client, stimuli, person, rng, session, report, pace, sleep)
+    _answer_trials(client, stimuli, person, rng, session, report, pace, sleep, stop_at)
+    if report.stopped:
+        return report
     survey = {
         "age": person.age,
         "gender": person.gender,
@@ -251,6 +261,7 @@ def _answer_trials(
     report: SimulationReport,
     pace: float,
     sleep: Callable[[float], None] | None,
+    stop_at: float | None = None,
 ) -> None:
     done = set(session["done"])
     timing = session["timing"]
@@ -258,6 +269,9 @@ def _answer_trials(
     for outline in session["trials"]:
         if outline["index"] in done:
             continue
+        if stop_at is not None and time.monotonic() >= stop_at:
+            report.stopped = 1
+            return
         # As the page does: the trial's content is served when it starts.
         served = _expect(
             client.post("/api/serve", {"trial_index": outline["index"]}, token=token),
@@ -290,12 +304,20 @@ def session_report(
     person_seed: int,
     admin_secret: str,
     pace: float = 0.0,
+    stop_at: float | None = None,
 ) -> SimulationReport:
     """One participant's session on its own connection; a failure becomes a reported error."""
     client = StudyClient(url, timeout=60)
     try:
         part = run_participant(
-            client, stimuli, person, random.Random(person_seed), admin_secret, pace, time.sleep
+            client,
+            stimuli,
+            person,
+            random.Random(person_seed),
+            admin_secret,
+            pace,
+            time.sleep,
+            stop_at,
         )
     except TracktaleError as error:
         part = SimulationReport(errors=[f"{person.prolific_pid}: {error}"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 from collections import defaultdict
 
 import pytest
@@ -15,6 +16,7 @@ from tracktale.experiment.simulate import (
     SimulatedPerson,
     draw_person,
     p_correct,
+    session_report,
     simulate_participants,
 )
 
@@ -77,6 +79,22 @@ def test_a_repeated_run_reports_the_refused_participants(server, human_set):
     simulate_participants(server.url, human_set, ADMIN_SECRET, n=1, seed=9)
     again = simulate_participants(server.url, human_set, ADMIN_SECRET, n=1, seed=9)
     assert again.completed == 0 and "already completed" in again.errors[0]
+
+
+def test_a_session_stops_before_its_next_trial_once_its_window_closed(server, storage, human_set):
+    rng = random.Random("window")
+    stopped = session_report(
+        server.url, human_set, draw_person(rng, 0, "WIN"), 7, ADMIN_SECRET, 0.0, time.monotonic()
+    )
+    assert stopped.errors == []
+    counts = (stopped.started, stopped.stopped, stopped.completed, stopped.trials_sent)
+    assert counts == (1, 1, 0, 0)
+    assert [p.status for p in storage.participants()] == ["started"]
+    open_window = time.monotonic() + 3600
+    whole = session_report(
+        server.url, human_set, draw_person(rng, 1, "WIN"), 8, ADMIN_SECRET, 0.0, open_window
+    )
+    assert (whole.stopped, whole.completed, whole.trials_acknowledged) == (0, 1, 50)
 
 
 def test_the_simulate_command_serves_the_study_in_process(monkeypatch, tmp_path, capsys):
