@@ -8,7 +8,6 @@ import time; for gunicorn use the factory call ``tracktale.experiment.app:create
 
 from __future__ import annotations
 
-import gc
 import os
 import time
 from typing import Any
@@ -214,19 +213,4 @@ def create_app_from_env() -> Flask:
 
     For WSGI servers: ``gunicorn 'tracktale.experiment.app:create_app_from_env()'``.
     """
-    app = create_app(load_study(os.environ.get(STUDY_ENV) or None))
-    freeze_startup_heap()
-    return app
-
-
-def freeze_startup_heap() -> None:
-    """Keep what start-up allocated out of the garbage collector's full passes.
-
-    A serving process holds about 75,000 objects after start-up (modules, the stimulus set,
-    SQLAlchemy's tables), all alive until it exits. Each full collection walked them and stopped
-    every thread of the worker for 90 ms on a loaded 2-core machine: the requests in flight then
-    waited that long. Frozen, they are never walked again; what requests allocate is still
-    collected. For serving processes only (tests build many apps in one process).
-    """
-    gc.collect()
-    gc.freeze()
+    return create_app(load_study(os.environ.get(STUDY_ENV) or None))

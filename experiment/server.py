@@ -76,10 +76,6 @@ def run_gunicorn(
             self.cfg.set("accesslog", None)
 
         def load(self) -> Flask:
-            from tracktale.experiment.app import freeze_startup_heap
-
-            app = app_factory()
-            freeze_startup_heap()
-            return app
+            return app_factory()
 
     _Application().run()

@@ -66,6 +66,8 @@ class SimulationReport:
         latencies: Seconds of each acknowledged trial POST (last attempt, as the client saw it).
         server_latencies: The server's own handling time of the same POSTs.
         serve_latencies: Seconds of each trial's serve (the wait before a trial starts).
+        acknowledged_at: ``time.monotonic()`` when each trial was acknowledged (the order of
+            ``latencies`` and ``serve_latencies``).
         retries: Requests retried after a network error, 5xx or 429.
         stopped: Participants stopped mid-session at the end of a measurement window.
         errors: One line per participant that failed.
@@ -79,6 +81,7 @@ class SimulationReport:
     latencies: list[float] = field(default_factory=list)
     server_latencies: list[float] = field(default_factory=list)
     serve_latencies: list[float] = field(default_factory=list)
+    acknowledged_at: list[float] = field(default_factory=list)
     retries: int = 0
     stopped: int = 0
     errors: list[str] = field(default_factory=list)
@@ -93,6 +96,7 @@ class SimulationReport:
         self.latencies.extend(other.latencies)
         self.server_latencies.extend(other.server_latencies)
         self.serve_latencies.extend(other.serve_latencies)
+        self.acknowledged_at.extend(other.acknowledged_at)
         self.retries += other.retries
         self.stopped += other.stopped
         self.errors.extend(other.errors)
@@ -295,6 +299,7 @@ def _answer_trials(
         if reply.server_seconds is not None:
             report.server_latencies.append(reply.server_seconds)
         report.serve_latencies.append(served.seconds)
+        report.acknowledged_at.append(time.monotonic())
 
 
 def session_report(

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import gc
-
 import pytest
 import yaml
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.app import create_app_from_env
 from tracktale.experiment.config import (
-    STUDY_ENV,
     Secrets,
     StudyConfig,
     default_study_yaml,
     load_study,
     study_from_dict,
 )
-from tracktale.stimulus_set import write_stimulus_set
 
 
 def write(tmp_path, text):
@@ -96,21 +91,3 @@ def test_secrets_come_from_the_environment():
 def test_redirects_use_the_codes():
     config = StudyConfig()
     assert config.prolific.redirect("ABC") == "https://app.prolific.com/submissions/complete?cc=ABC"
-
-
-def test_the_wsgi_entry_point_keeps_its_startup_heap_out_of_full_collections(
-    tmp_path, monkeypatch, human_set
-):
-    write_stimulus_set(human_set, tmp_path / "stimuli")
-    study = tmp_path / "study.yaml"
-    study.write_text(f"stimuli: {tmp_path / 'stimuli'}\ndatabase: {tmp_path / 'study.sqlite'}\n")
-    monkeypatch.setenv(STUDY_ENV, str(study))
-    monkeypatch.setenv("TRACKTALE_ADMIN_SECRET", "a-secret-of-the-test-0123")
-    gc.unfreeze()
-    try:
-        app = create_app_from_env()
-        # The modules, the stimulus set and the tables: far more than any request allocates.
-        assert gc.get_freeze_count() > 20_000
-        app.extensions["tracktale"].storage.close()
-    finally:
-        gc.unfreeze()
