@@ -95,6 +95,8 @@ def test_a_session_stops_before_its_next_trial_once_its_window_closed(server, st
         server.url, human_set, draw_person(rng, 1, "WIN"), 8, ADMIN_SECRET, 0.0, open_window
     )
     assert (whole.stopped, whole.completed, whole.trials_acknowledged) == (0, 1, 50)
+    assert len(whole.acknowledged_at) == len(whole.latencies) == 50
+    assert whole.acknowledged_at == sorted(whole.acknowledged_at)
 
 
 def test_the_simulate_command_serves_the_study_in_process(monkeypatch, tmp_path, capsys):
