@@ -22,7 +22,9 @@ report's participant-bootstrap intervals:
 
 - ``participant-t`` (default): each participant's own least-squares coefficient of the term
   (the outcome, State-EM or FAA on 0-1, on the term's variable and the other design variables
-  of the paradigm: steps, instruction, language; or horizon, look-back, operation), then a
+  of the paradigm: steps, instruction, language and their interaction; or horizon, look-back,
+  operation and look-back x operation: the condition cells saturated, so that conditions
+  unbalanced against steps in a list cannot bias the steps coefficient), then a
   one-sample t test of those coefficients against 0 over participants (df G - 1). Every
   participant sees every level, so the coefficients are independent with mean 0 under the
   null whatever the correlation of a participant's trials; the estimate is in proportion
@@ -153,8 +155,11 @@ def list_designs(stimulus_set: StimulusSet, paradigm: str) -> list[ListDesign]:
         items = [stimulus_set.get(t.item_id) for t in plan.trials if t.role == "main"]
         variables = {name: np.array([_variable(paradigm, name, i) for i in items], dtype=float)
                      for name in COVARIATES[paradigm]}  # fmt: skip
-        columns = [np.ones(len(items))]
-        columns += [values - values.mean() for values in variables.values()]
+        centred = [values - values.mean() for values in variables.values()]
+        # The two conditions' interaction saturates the condition cells, so a list whose
+        # conditions are not balanced against the steps cannot lend their effects to steps.
+        interaction = centred[1] * centred[2]
+        columns = [np.ones(len(items)), *centred, interaction - interaction.mean()]
         states = [len(i.truth["queried"]) if paradigm == "boxes" else 1 for i in items]
         offsets = dict(variables)
         if paradigm == "boxes":
