@@ -99,6 +99,8 @@ def test_a_whole_arithmetic_session_in_chromium(browser, study_config, storage, 
                 procedure = page.locator(".tt-procedure").inner_text().strip()
                 item = by_procedure[procedure]
                 assert page.locator(".tt-inputs").inner_text().startswith("Inputs: x = ")
+                # The screen starts under the progress line, not below an empty band.
+                assert page.locator(".tt-timer").bounding_box()["y"] < 80
                 typed.append(_answer(page, item, len(typed)))
             elif screen == "feedback":
                 verdicts.append(page.locator(".tt-verdict").inner_text())
