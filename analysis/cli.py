@@ -380,11 +380,42 @@ def _params(values: dict[str, Any]) -> Any:
     "--simulations", type=click.IntRange(1), default=200, show_default=True, help="Per size."
 )
 @click.option(
+    "--paradigm",
+    type=click.Choice(["narrative", "boxes", "arithmetic"]),
+    help="The study simulated (default: the --stimuli set's paradigm; without --stimuli, "
+    "narrative). boxes and arithmetic: see --test.",
+)
+@click.option(
     "--term",
-    type=click.Choice(["complexity_c", "task_s", "complexity_c:task_s", "recency_c"]),
-    default="complexity_c",
+    type=click.Choice(
+        ["complexity_c", "task_s", "complexity_c:task_s", "recency_c"]
+        + ["steps", "instruction", "language", "horizon", "lookback"]
+    ),
+    help="The term whose significance counts (for glmer: the same term of its model). "
+    "Default: complexity_c (narrative), steps (boxes: State-EM by steps), horizon "
+    "(arithmetic: FAA by procedure length).",
+)
+@click.option(
+    "--test",
+    type=click.Choice(["participant-t", "glm-cluster", "glm-cluster-z"]),
+    default="participant-t",
     show_default=True,
-    help="The term whose significance counts (for glmer: the same term of its model).",
+    help="boxes/arithmetic: participant-t (each person's own coefficient, t test over "
+    "people), or a logistic GLM with participant-clustered SEs and t(G-1) or z.",
+)
+@click.option(
+    "--outcome",
+    type=click.Choice(["state-em", "step-em"]),
+    help="boxes: the per-trial outcome tested (default state-em).",
+)
+@click.option(
+    "--people-effect",
+    "people_effects",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="boxes/arithmetic: change one effect of the simulated people (log-odds; repeat). "
+    "boxes: state_error, steps, instruction, language; arithmetic: intercept, horizon, "
+    "lookback; both: participant_sd, inattentive. Defaults: the study's simulated people.",
 )
 @click.option(
     "--alpha", type=click.FloatRange(0, 1), default=0.05, show_default=True, help="Level."
@@ -430,7 +461,11 @@ def power(
     stimuli_dirs: tuple[Path, ...],
     sizes: str,
     simulations: int,
-    term: str,
+    paradigm: str | None,
+    term: str | None,
+    test: str,
+    outcome: str | None,
+    people_effects: tuple[str, ...],
     alpha: float,
     with_recency: bool,
     no_exclusions: bool,
@@ -452,6 +487,16 @@ def power(
         size_list = [int(part) for part in sizes.split(",") if part.strip()]
     except ValueError:
         raise TracktaleError(f"--sizes: {sizes!r} is not a list of integers") from None
+    stimulus_set = _paradigm_set(stimuli_dirs, paradigm)
+    if stimulus_set.manifest.paradigm != "narrative":
+        from tracktale.analysis.people_power import PeoplePowerSettings, parse_effects
+
+        people = PeoplePowerSettings(
+            sizes=size_list, simulations=simulations, term=term, test=test, outcome=outcome,
+            alpha=alpha, effects=parse_effects(people_effects), seed=seed,
+        )  # fmt: skip
+        return _people_power(stimulus_set, people, out)
+    term = term or "complexity_c"
     settings = PowerSettings(
         sizes=size_list,
         simulations=simulations,
@@ -466,7 +511,6 @@ def power(
         permutations=permutations,
     )
     params = _params(dict(effects))
-    stimulus_set = _stimulus_sets(stimuli_dirs)[0]
     total = len(size_list) * simulations
     click.echo(f"method: {METHOD_LABELS[settings.method]}")
     if settings.method == "glmer":
@@ -486,6 +530,32 @@ def power(
         save_table(table, out, "power", f"Power for {term} (alpha {alpha})")
         power_figure(table, out, term)
         click.echo(f"wrote {out}/power.csv and {out}/power_curve.png")
+
+
+def _paradigm_set(stimuli_dirs: tuple[Path, ...], paradigm: str | None) -> Any:
+    """The --stimuli set (of --paradigm where both are given), or the paradigm's human set."""
+    if not stimuli_dirs and paradigm not in (None, "narrative"):
+        from tracktale.stimuli.registry import get_paradigm
+
+        return get_paradigm(paradigm).generate_set("human", 1)
+    stimulus_set = _stimulus_sets(stimuli_dirs)[0]
+    if paradigm is not None and stimulus_set.manifest.paradigm != paradigm:
+        raise TracktaleError(
+            f"--paradigm {paradigm}: the --stimuli set is a {stimulus_set.manifest.paradigm} set"
+        )
+    return stimulus_set
+
+
+def _people_power(stimulus_set: Any, settings: Any, out: Path | None) -> None:
+    """``power`` for the boxes and arithmetic studies (:mod:`tracktale.analysis.people_power`)."""
+    from tracktale.analysis.people_power import people_power_report
+
+    progress = _LazyProgress(len(settings.sizes) * settings.simulations)
+    try:
+        for line in people_power_report(stimulus_set, settings, out, progress, click.echo):
+            click.echo(line)
+    finally:
+        progress.close()
 
 
 @analysis.command()

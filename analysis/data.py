@@ -43,6 +43,7 @@ _TRIAL_CARRY = {
     "trial_index": "trial_index",
     "stimulus_sha256": "stimulus_sha256",
     "response": "response",
+    "intermediates": "intermediates",
 }
 _MODEL_CARRY = (
     "resolved_sha",

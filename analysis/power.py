@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tracktale.analysis.exclusions import ExclusionRules, apply_exclusions
 from tracktale.analysis.glm import fit_human_glm
@@ -124,7 +124,8 @@ def simulate_power(
     return pd.DataFrame(rows)
 
 
-def _summary(size: int, outcomes: list, settings: PowerSettings, method: str) -> dict:
+def _summary(size: int, outcomes: list, settings: Any, method: str) -> dict:
+    """One size's row; ``settings`` has ``alpha`` and ``simulations`` (also the people's)."""
     import numpy as np
 
     fitted = [o for o in outcomes if o is not None]

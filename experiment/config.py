@@ -112,6 +112,9 @@ class StudyConfig:
             response naming several candidate answers is incorrect; ``contains``: the
             paradigm's rule alone, for narrative items the paper's model rule).
         secure_cookies: Mark the admin cookie ``Secure`` (set when served over HTTPS).
+        probe_values: The arithmetic study: intermediate values each main trial asks for
+            before the result, at evenly spaced steps (ours: the paper probes none; 0: none).
+            Stored in the trial's ``intermediates``.
         paradigm: Which paradigm's human study runs (:mod:`tracktale.experiment.paradigms`);
             a study file that names it gets that study's ``study_id``, title and time limits
             as its defaults.
@@ -134,6 +137,7 @@ class StudyConfig:
     progress_indicator: bool = True
     timeout_notice_ms: int = 1500
     typed_answer_rule: str = "one-answer"
+    probe_values: int = 0
     paradigm: str = DEFAULT_PARADIGM
     source_file: str | None = None
 
@@ -352,6 +356,10 @@ def check_study(config: StudyConfig) -> StudyConfig:
         raise TracktaleError(f"{where}: prolific.study_id may use letters, digits, _ and -")
     if not 0 <= config.timeout_notice_ms <= 10_000:
         raise TracktaleError(f"{where}: timeout_notice_ms must be between 0 and 10000")
+    if not 0 <= config.probe_values <= 5:
+        raise TracktaleError(f"{where}: probe_values must be between 0 and 5")
+    if config.probe_values and config.paradigm != "arithmetic":
+        raise TracktaleError(f"{where}: probe_values applies to the arithmetic study only")
     if config.typed_answer_rule not in ("one-answer", "contains"):
         raise TracktaleError(f"{where}: typed_answer_rule must be one-answer or contains")
     if "{code}" not in config.prolific.completion_url:

@@ -127,6 +127,11 @@ class TrialDesk:
         times = served.get(index, 0) + 1
         item = self.service.stimuli.get(planned.item_id)
         content = self.service.human.served_content(item, planned)
+        probes = self.service.config.probe_values
+        if probes and planned.role == "main":
+            # Only the arithmetic study takes the option (checked when the config is read).
+            probed = self.service.human.probe_variables(item, probes)
+            content["parameters"] = {**content["parameters"], "probe_variables": probed}
         return {"trial": content, "times_served": times, "restart": times > 1}
 
     def answer(self, participant: Participant, data: Mapping[str, Any]) -> Answered:
@@ -224,4 +229,5 @@ def _record_fields(
         "screen_height": data["screen_height"],
         "blur_count": data["blur_count"],
         "hidden_count": data["hidden_count"],
+        "intermediates": data.get("intermediates"),
     }

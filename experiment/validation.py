@@ -179,5 +179,7 @@ def _describe(schema: Body, problem: Problem) -> tuple[int, str]:
         "string_too_long": f"is longer than {context.get('max_length')} characters",
         "too_long": f"is longer than {context.get('max_length')} characters",
         "text_format": "has an invalid format",
+        "probed_values": "is not a JSON list of 1 to "
+        f"{context.get('most')} distinct {{variable, value}} objects",
     }
     return 400, phrases.get(problem.kind, "is invalid")

@@ -14,7 +14,11 @@ Written for each stimulus set that has human rows:
   horizon: ``kind``, ``model``, ``horizon``, ``n``, ``participants``, ``faa``, ``ci_low``,
   ``ci_high`` (percent), ``interval``, ``par`` (the paper's PAR: the percentage of trials
   with an answer that is a number; for people a timeout or an unparseable answer has none;
-  empty where the human rows carry no responses);
+  empty where the human rows carry no responses), ``probed`` and ``intermediate_accuracy``
+  (ours, for a study with ``probe_values``: the intermediate values people typed on the way,
+  and the percentage equal to the procedure's own value of that variable, by
+  :func:`~tracktale.stimuli.arithmetic.typed.score_intermediates`; boxes left empty are not
+  counted; empty for models and where nothing was probed);
 - ``arithmetic_people_vs_models_by_horizon.*``: the figure, people in black with error bars.
 """
 
@@ -31,17 +35,22 @@ if TYPE_CHECKING:
 PEOPLE = "people"
 COLUMNS = [
     "kind", "model", "horizon", "n", "participants", "faa", "ci_low", "ci_high", "interval", "par",
+    "probed", "intermediate_accuracy",
 ]  # fmt: skip
 TABLE_STEM = "arithmetic_people_faa_by_horizon"
 
 
-def human_horizon_table(human: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
+def human_horizon_table(
+    human: pd.DataFrame, *, seed: int = 0, stimulus_set: StimulusSet | None = None
+) -> pd.DataFrame:
     """People's FAA by horizon over their main trials, with participant-clustered intervals.
 
     Args:
         human: Human rows of the tidy trial table (``agent``, ``role``, ``horizon``,
-            ``correct``, and ``response`` for PAR); practice rows are left out.
+            ``correct``, and ``response`` for PAR, ``intermediates`` for the probed values);
+            practice rows are left out.
         seed: Seed of the bootstrap.
+        stimulus_set: The set the rows refer to (needed to score probed values).
 
     Returns:
         The rows of :data:`COLUMNS` for ``people``.
@@ -68,6 +77,7 @@ def human_horizon_table(human: pd.DataFrame, *, seed: int = 0) -> pd.DataFrame:
                 "ci_high": 100 * high,
                 "interval": method,
                 "par": _par(group),
+                **_probed(group, stimulus_set),
             }
         )
     return pd.DataFrame.from_records(records, columns=COLUMNS)
@@ -86,7 +96,7 @@ def people_and_models(
     from tracktale.analysis.arithmetic.tables import horizon_table
 
     options = options or ArithmeticOptions()
-    people = human_horizon_table(human, seed=options.seed)
+    people = human_horizon_table(human, seed=options.seed, stimulus_set=stimulus_set)
     if results is None or not has_rows(results, stimulus_set):
         return people
     rows = scored_rows(results, stimulus_set, options)
@@ -95,6 +105,7 @@ def people_and_models(
         rows, n_boot=options.n_boot, seed=options.seed, interval=options.interval
     )
     models = models.assign(kind="model", participants=None, interval=options.interval)
+    models = models.assign(probed=None, intermediate_accuracy=None)
     return pd.concat([people, models[COLUMNS]], ignore_index=True)
 
 
@@ -155,3 +166,22 @@ def _par(trials: pd.DataFrame) -> float | None:
         for text in trials["response"]
     ]
     return 100 * sum(numbers) / len(numbers)
+
+
+def _probed(trials: pd.DataFrame, stimulus_set: StimulusSet | None) -> dict[str, Any]:
+    """How many intermediate values people typed, and the percentage right (``None``: none)."""
+    import json
+
+    from tracktale.stimuli.arithmetic.typed import score_intermediates
+
+    judged: list[bool] = []
+    if stimulus_set is not None and "intermediates" in trials.columns:
+        for item_id, text in zip(trials["item_id"], trials["intermediates"], strict=True):
+            if not isinstance(text, str):
+                continue
+            typed = {e["variable"]: e["value"] for e in json.loads(text) if e["value"].strip()}
+            context = stimulus_set.get(item_id).context
+            judged += score_intermediates(context, typed)["intermediate_correct"].values()
+    if not judged:
+        return {"probed": None, "intermediate_accuracy": None}
+    return {"probed": len(judged), "intermediate_accuracy": 100 * sum(judged) / len(judged)}

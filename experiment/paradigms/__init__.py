@@ -102,6 +102,10 @@ class HumanStudy(abc.ABC):
         fields (``parameters`` of a task in :attr:`trial_plugins`).
         """
 
+    def probe_variables(self, item: Item, count: int) -> list[str]:
+        """The variables a main trial asks for on the way (``probe_values``); none by default."""
+        return []
+
     @abc.abstractmethod
     def score_trial(
         self, item: Item, planned: PlannedTrial, response: str | None, rule: str

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -157,6 +158,18 @@ class ArithmeticStudy(HumanStudy):
             "story": ready_text(item),
             "parameters": {"procedure": procedure, "inputs": inputs},
         }
+
+    def probe_variables(self, item: Item, count: int) -> list[str]:
+        """``count`` variables assigned at evenly spaced steps before the last (ours).
+
+        Step ``round(i * H / (count + 1))`` for i = 1..count of an H-step procedure, each
+        step once; the returned variable is never asked for (that is the answer).
+        """
+        procedure, _ = procedure_text(item)
+        assigned = re.findall(r"^Step \d+: (\w+) =", procedure, re.MULTILINE)
+        steps = len(assigned)
+        chosen = sorted({round(i * steps / (count + 1)) for i in range(1, count + 1)})
+        return [assigned[step - 1] for step in chosen if 1 <= step < steps]
 
     def score_trial(
         self, item: Item, planned: PlannedTrial, response: str | None, rule: str

@@ -28,6 +28,10 @@
 
   // ----------------------------------------------------------------- small helpers
 
+  /** What a trial is called in this study ("story", "puzzle", "calculation"), and several. */
+  const trialNoun = (config.trial_noun || "Story").toLowerCase();
+  const trialNouns = trialNoun.endsWith("y") ? trialNoun.slice(0, -1) + "ies" : trialNoun + "s";
+
   function paragraphs(list) {
     return list.map((text) => "<p>" + escapeHtml(text) + "</p>").join("");
   }
@@ -64,7 +68,7 @@
     stopped = true;
     const text = [
       "Sorry: our server could not accept your last answer (" + reason + ").",
-      "Your earlier answers are saved. Press Continue to see that story again and answer it.",
+      "Your earlier answers are saved. Press Continue to see that " + trialNoun + " again and answer it.",
       "If this message comes back, please contact the researcher through Prolific.",
     ];
     overlay.innerHTML =
@@ -139,7 +143,7 @@
             stopRefused(data.error || "answers missing");
             continue;
           }
-          // Too many answers still queued (offline): send them before the next story.
+          // Too many answers still queued (offline): send them before the next trial.
           showMessage(["Saving your answers, please keep this window open..."]);
           await this.outbox.drain().catch(() => null);
           continue;
@@ -149,7 +153,9 @@
           stopTakenOver();
           continue;
         }
-        throw new Error(data.error || "the server did not send the next story (HTTP " + status + ")");
+        throw new Error(
+          data.error || "the server did not send the next " + trialNoun + " (HTTP " + status + ")"
+        );
       }
     }
   }
@@ -181,7 +187,7 @@
       '<input type="number" name="age" min="18" max="120" step="1"></label></p>' +
       "<fieldset><legend>Gender</legend>" + genders + "</fieldset>" +
       '<p><label>Native language(s):<br><input type="text" name="native_language" maxlength="64" required pattern=".*\\S.*"></label></p>' +
-      "<fieldset><legend>Did you pay attention to the stories throughout the study?</legend>" + yesNo("attentive") + "</fieldset>" +
+      "<fieldset><legend>Did you pay attention to the " + trialNouns + " throughout the study?</legend>" + yesNo("attentive") + "</fieldset>" +
       "<fieldset><legend>Did you complete the study without AI tools, notes or help from others?</legend>" + yesNo("no_ai_assistance") + "</fieldset>" +
       "</div>";
     return {

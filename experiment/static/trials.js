@@ -85,9 +85,17 @@ var TracktaleTrials = (function () {
         screen_height: Math.round(window.innerHeight),
         blur_count: this.blurs,
         hidden_count: this.hides,
+        intermediates: probedValues(data.intermediates),
       };
       return this.outbox.add("/api/trials", body, { kind: "trial", index: trial.index });
     }
+  }
+
+  /** Typed intermediate values ({S3: "12"}) as the server stores them, or null without any. */
+  function probedValues(values) {
+    const names = values ? Object.keys(values) : [];
+    if (!names.length) return null;
+    return JSON.stringify(names.map((name) => ({ variable: name, value: values[name] })));
   }
 
   function feedbackHtml(slot) {

@@ -110,3 +110,30 @@ def test_people_alone_and_rows_of_another_set(tmp_path):
 def test_the_curve_falls_with_the_horizon(seed):
     table = human_horizon_table(people(n=48, seed=seed)).set_index("horizon")
     assert table.loc[5, "faa"] > table.loc[15, "faa"]
+
+
+def test_probed_intermediate_values_are_scored_against_the_procedure():
+    import json
+
+    from tracktale.stimuli.arithmetic.executor import execute_context
+
+    trials = people()
+    main = trials["role"] == "main"
+    texts = []
+    for row, (item_id, is_main) in enumerate(zip(trials["item_id"], main, strict=True)):
+        if not is_main:
+            texts.append(None)
+            continue
+        values = execute_context(human_set().get(item_id).context).values
+        right = str(values[3])  # S4, as the person computed it, or a slip on every third row
+        entries = [{"variable": "S4", "value": right if row % 3 else str(values[3] + 1)},
+                   {"variable": "S5", "value": ""}]  # fmt: skip
+        texts.append(json.dumps(entries))
+    table = human_horizon_table(trials.assign(intermediates=texts), stimulus_set=human_set())
+    table = table.set_index("horizon")
+    for horizon, group in trials[main].groupby("horizon"):
+        rows = group.index.to_numpy()
+        assert table.loc[horizon, "probed"] == len(rows)  # the empty S5 is not counted
+        expected = 100 * (rows % 3 != 0).mean()
+        assert table.loc[horizon, "intermediate_accuracy"] == pytest.approx(expected)
+    assert human_horizon_table(trials)["intermediate_accuracy"].isna().all()

@@ -177,7 +177,32 @@ def _malformed(person):
         ("beyond the plan", {**good, "trial_index": 50}, 422, "beyond"),
         ("wrong item", {**good, "item_id": "0000000000000000"}, 422, "another item"),
         ("timeout with answer", {**good, "timed_out": True}, 422, "timed-out"),
+        *(
+            (f"intermediates {text!r}", {**good, "intermediates": text}, 400, "JSON list of 1")
+            for text in _BAD_INTERMEDIATES
+        ),
+        ("intermediates not text", {**good, "intermediates": []}, 400, "must be a string"),
+        (
+            "intermediates lone surrogate",
+            {**good, "intermediates": '[{"variable": "S3", "value": "\udfff"}]'},
+            422,
+            "not valid Unicode",
+        ),
+        ("intermediates too long", {**good, "intermediates": "[" * 4001}, 400, "longer than 4000"),
     ]
+
+
+_BAD_INTERMEDIATES = [
+    "not json",
+    "[]",
+    '{"variable": "S3", "value": "1"}',
+    '[{"variable": "S3"}]',
+    '[{"variable": "S3", "value": 12}]',
+    '[{"variable": "S3", "value": "1"}, {"variable": "S3", "value": "2"}]',
+    '[{"variable": "3 S", "value": "1"}]',
+    '[{"variable": "S3", "value": "' + "9" * 41 + '"}]',
+    "[" + ", ".join(f'{{"variable": "S{i}", "value": ""}}' for i in range(21)) + "]",
+]
 
 
 def test_malformed_trial_bodies_are_refused_with_a_message(participant, storage):
@@ -194,6 +219,13 @@ def test_malformed_trial_bodies_are_refused_with_a_message(participant, storage)
     reply = person.post("/api/trials", {**person.trial_body(choice["index"]), "response": "middle"})
     assert reply.status_code == 422 and "'left' or 'right'" in reply.get_json()["error"]
     assert choice["index"] not in {t.trial_index for t in storage.trials()}
+    probed = '[{"variable": "S3", "value": "12"}, {"variable": "S5", "value": ""}]'
+    reply = person.post(
+        "/api/trials", {**person.trial_body(choice["index"]), "intermediates": probed}
+    )
+    assert reply.status_code == 201, reply.get_json()
+    stored = {t.trial_index: t.intermediates for t in storage.trials()}
+    assert stored[choice["index"]] == probed and stored[0] is None
 
 
 def test_malformed_requests_of_every_kind(client, participant):

@@ -234,3 +234,26 @@ def test_the_paradigm_option_runs_the_arithmetic_study_from_the_command_line(cap
     assert "serving arithmetic-procedures" in out
     assert "2/2 simulated participants completed; 28/28 trials acknowledged" in out
     assert (data_dir() / "stimuli" / "arithmetic-human-s1").is_dir()  # the default set
+
+
+def test_probed_variables_are_evenly_spaced_steps_never_the_answer(arithmetic_set, tmp_path):
+    from tracktale.experiment.config import load_study
+
+    for item in arithmetic_set.select(role="main"):
+        steps = int(item.condition["horizon"])
+        returned = item.context.split("Return ")[-1].split()[0]
+        for count in (1, 2, 3):
+            probed = STUDY.probe_variables(item, count)
+            assert len(probed) == len(set(probed)) == min(count, steps - 1)
+            assert returned not in probed
+        assert STUDY.probe_variables(item, 1) == [f"S{round(steps / 2) + 2}"]
+    study = tmp_path / "study.yaml"
+    study.write_text("paradigm: arithmetic\nprobe_values: 2\n")
+    assert load_study(study).probe_values == 2
+    for text, message in (
+        ("paradigm: arithmetic\nprobe_values: 6\n", "between 0 and 5"),
+        ("paradigm: boxes\nprobe_values: 1\n", "arithmetic study only"),
+    ):
+        study.write_text(text)
+        with pytest.raises(TracktaleError, match=message):
+            load_study(study)

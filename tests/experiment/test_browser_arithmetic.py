@@ -5,12 +5,16 @@ feedback must say so and show the value), then the 12 calculations: answers type
 types them (plain, with a thousands separator and spaces, by the Submit button), one wrong on
 purpose, one not a number, one left to time out; then the survey and the debrief, which must
 name no calculator and no AI, and the final screen's code. Every trial must be stored once,
-scored as the models' scorer scores its text. The time limits are shortened.
+scored as the models' scorer scores its text. The study probes one intermediate value per main
+calculation (``probe_values: 1``): typed in every box but one (left empty), also in the
+calculation that times out; the database must hold each as typed. The time limits are
+shortened.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections import Counter
 from types import SimpleNamespace
 
@@ -63,6 +67,7 @@ def test_a_whole_arithmetic_session_in_chromium(browser, study_config, storage, 
         paradigm="arithmetic",
         study_id=defaults.study_id,
         timing=Timing(reading_ms=READY_MS, response_ms=RESPONSE_MS, feedback_ms=3000),
+        probe_values=1,
     )
     app = create_app(config, storage=storage, stimulus_set=stimuli, secrets=secrets)
     context, page, errors = study_page(browser, height=900)
@@ -94,6 +99,8 @@ def test_a_whole_arithmetic_session_in_chromium(browser, study_config, storage, 
                 procedure = page.locator(".tt-procedure").inner_text().strip()
                 item = by_procedure[procedure]
                 assert page.locator(".tt-inputs").inner_text().startswith("Inputs: x = ")
+                # The screen starts under the progress line, not below an empty band.
+                assert page.locator(".tt-timer").bounding_box()["y"] < 80
                 typed.append(_answer(page, item, len(typed)))
             elif screen == "feedback":
                 verdicts.append(page.locator(".tt-verdict").inner_text())
@@ -132,6 +139,13 @@ def test_a_whole_arithmetic_session_in_chromium(browser, study_config, storage, 
         assert 0 < record.reading_time_ms < READY_MS + 1000
         assert record.timed_out or 0 < record.response_time_ms < RESPONSE_MS + 1000
         assert "faster_than_reported" not in record.flag_set
+    for record in trials:  # the probed values, as typed (practice has none)
+        if record.role == "practice":
+            assert record.intermediates is None
+            continue
+        (variable,) = STUDY.probe_variables(stimuli.get(record.item_id), 1)
+        value = "" if record.trial_index == 3 else f"{record.trial_index}0"
+        assert json.loads(record.intermediates) == [{"variable": variable, "value": value}]
 
 
 def _planned(item):
@@ -144,6 +158,12 @@ def _answer(page, item, position: int) -> str | None:
     """What the participant types at each position (see the module docstring)."""
     value = int(item.answer)
     box = page.locator("#tt-answer")
+    probe = page.locator("#tt-probe-0")
+    assert probe.count() == (item.role == "main")
+    if probe.count() and position != 3:
+        (variable,) = STUDY.probe_variables(item, 1)
+        assert page.locator(".tt-arith-label").first.inner_text() == f"{variable} ="
+        probe.fill(f" {position}0")
     if position == 6:
         page.wait_for_selector(".tt-arithmetic", state="detached", timeout=RESPONSE_MS + 5000)
         return None

@@ -60,6 +60,8 @@ FIRST_RELEASE = [
     ("server_elapsed_ms", "Float", True),
 ]
 """The trials columns as the hand-written derivation (parsing ``str(field.type)``) made them."""
+ADDED_SINCE = [("intermediates", "FreeText", True)]
+"""Fields added after the first release, in order (each with a default and a migration)."""
 
 
 def _described(column: sa.Column) -> tuple[str, str, bool]:
@@ -71,7 +73,27 @@ def _described(column: sa.Column) -> tuple[str, str, bool]:
 
 def test_the_trials_columns_are_derived_unchanged():
     derived = [_described(c) for c in tables.trials.columns if c.name not in ("id", "received_at")]
-    assert derived == FIRST_RELEASE
+    assert derived == FIRST_RELEASE + ADDED_SINCE
+
+
+def test_a_database_from_before_intermediates_gets_the_column_and_keeps_its_trials(
+    tmp_path, human_set
+):
+    url = f"sqlite:///{tmp_path / 'study.sqlite'}"
+    storage = Storage(url)
+    person, _ = register(storage, human_set, "PID1")
+    storage.save_trial(record(person))
+    storage.close()
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:  # the file as the release before the field made it
+        connection.execute(sa.text("ALTER TABLE trials DROP COLUMN intermediates"))
+    engine.dispose()
+    storage = Storage(url)  # opening it runs the migration
+    probed = '[{"variable": "S4", "value": "12"}, {"variable": "S7", "value": ""}]'
+    storage.save_trial(record(person, 1, "trial-0001", intermediates=probed))
+    old, new = storage.trials()
+    storage.close()
+    assert (old.intermediates, new.intermediates) == (None, probed)
 
 
 # The one edit: a field with its type, its rules and a default (it came after the first release).
@@ -129,7 +151,15 @@ def test_adding_a_trial_field_is_one_edit_plus_a_migration(tmp_path, human_set):
 
 # --- the front end against the JSON Schema --------------------------------------------------
 
-_JS_TYPES = {"STRING": "string", "FLOAT": "number", "INT": "integer", "BOOL": "boolean"}
+_JS_TYPES = {
+    "STRING": "string",
+    "FLOAT": "number",
+    "INT": "integer",
+    "BOOL": "boolean",
+    "OBJECT": "object",
+}
+_CASTS = {"Boolean(": "boolean", "probedValues(": "string"}
+"""What the page's conversions send, whatever the plugin's type (JSON text of an object)."""
 
 
 def _declared_data(plugin: str) -> dict[str, str]:
@@ -167,6 +197,7 @@ def test_plugin_data_reaches_the_api_with_the_declared_types():
     properties = json_schema(TrialRecord, sent_only=True)["properties"]
     reading = _declared_data("timed-reading.js")
     answers = [_declared_data("timed-choice.js"), _declared_data("timed-text-response.js")]
+    answers.append(_declared_data("arithmetic-procedure.js"))
     body, constants = _trial_body()
     checked = 0
     for field, expression in body.items():
@@ -182,7 +213,7 @@ def test_plugin_data_reaches_the_api_with_the_declared_types():
             declared = [plugin[name] for plugin in plugins if name in plugin]
             assert declared, f"no plugin declares {name!r} (sent as {field!r})"
             for kind in declared:
-                cast = "boolean" if expression.startswith("Boolean(") else kind
+                cast = next((t for f, t in _CASTS.items() if expression.startswith(f)), kind)
                 assert _allows(properties[field], cast), (field, name, kind)
             checked += 1
     assert checked >= 6  # response (choice and typed), times and timeouts

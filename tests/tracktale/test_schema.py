@@ -65,7 +65,7 @@ def test_records_are_strict_models_and_columns_follow_the_declaration():
     model = record_model(TrialRecord)
     assert model.model_config["strict"] and model.model_config["extra"] == "forbid"
     assert [c.name for c in columns(TrialRecord)] == list(model.model_fields)
-    assert {c.name for c in columns(TrialRecord) if c.free_text} == {"response"}
+    assert {c.name for c in columns(TrialRecord) if c.free_text} == {"response", "intermediates"}
 
 
 def test_json_schema_patterns_are_the_anchored_server_patterns():

@@ -108,6 +108,55 @@ def text(
     return tuple(rules)
 
 
+MAX_PROBED = 20
+"""Most intermediate values one trial may carry (:func:`probed_values`)."""
+_PROBED_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,15}")
+
+
+def _probed_list(value: str | None) -> str | None:
+    import json
+
+    if value is None:
+        return value
+    try:
+        entries = json.loads(value)
+    except ValueError:
+        entries = None
+    names: list[str] = []
+    ok = isinstance(entries, list) and 0 < len(entries) <= MAX_PROBED
+    for entry in entries if ok else []:
+        ok = (
+            isinstance(entry, dict)
+            and set(entry) == {"variable", "value"}
+            and isinstance(entry["variable"], str)
+            and _PROBED_NAME.fullmatch(entry["variable"]) is not None
+            and entry["variable"] not in names
+            and isinstance(entry["value"], str)
+            and len(entry["value"]) <= 40
+        )
+        if not ok:
+            break
+        names.append(entry["variable"])
+    if not ok:
+        raise PydanticCustomError(
+            "probed_values",
+            "is not a JSON list of 1 to {most} distinct {{variable, value}} objects",
+            {"most": MAX_PROBED},
+        )
+    return value
+
+
+def probed_values() -> tuple[Any, ...]:
+    """The rules of a field of typed intermediate values (the JSON text of a list).
+
+    The text is a JSON list of 1 to :data:`MAX_PROBED` objects ``{"variable": "S3", "value":
+    "12"}``: distinct variable names of at most 16 letters, digits or ``_``, each value the
+    typed text of at most 40 characters (``""`` where the box was left empty); valid Unicode
+    is checked first, as for every text the browser sends.
+    """
+    return (Field(max_length=4000), AfterValidator(_probed_list))
+
+
 def number(minimum: float | None = None, maximum: float | None = None) -> tuple[Any, ...]:
     """The bounds of a number field, for ``Annotated[int, *number(...)]``."""
     return (Field(ge=minimum, le=maximum),)

@@ -18,7 +18,16 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from typing import Annotated, Any, Literal, get_args
 
-from tracktale.schema.fields import FREE_TEXT, IDENTIFIER, MAX_MS, Sent, Stored, number, text
+from tracktale.schema.fields import (
+    FREE_TEXT,
+    IDENTIFIER,
+    MAX_MS,
+    Sent,
+    Stored,
+    number,
+    probed_values,
+    text,
+)
 
 TrialTask = Literal["explicit", "implicit", "comprehension"]
 TRIAL_TASKS: tuple[str, ...] = get_args(TrialTask)
@@ -102,6 +111,10 @@ class TrialRecord:
         answered_at: When the server received the answer (ISO 8601, UTC).
         server_elapsed_ms: From ``served_at`` to ``answered_at`` as the server measured it; the
             browser's ``reading_time_ms`` and ``response_time_ms`` are kept beside it.
+        intermediates: The intermediate values the participant typed on the way, where the
+            study probes them (the arithmetic study's ``probe_values``): the JSON text of a
+            list of ``{"variable": "S3", "value": "12"}`` objects, in the order asked, each
+            value as typed (``""``: left empty); ``None``: nothing was probed.
     """
 
     client_trial_id: Annotated[str, Stored(64), Sent(*text(pattern=r"[A-Za-z0-9_-]{8,64}"))]
@@ -133,6 +146,7 @@ class TrialRecord:
     served_at: str | None = None
     answered_at: str | None = None
     server_elapsed_ms: Milliseconds | None = None
+    intermediates: Annotated[str | None, FREE_TEXT, Sent(*probed_values())] = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (a database or export row)."""
