@@ -108,7 +108,8 @@ def _start_cache(forward: ForwardModel, start: SharedStart | None, rows: int):
 def _prefill_trees(forward: ForwardModel, prompts, start: SharedStart | None, budget: int):
     shared = len(start.tokens) if start else 0
     own = [prompt[shared:] for prompt in prompts]
-    rows = packing.pack(own)
+    # Rows as long as the longest prompt at least, so that short prompts fill them in pairs.
+    rows = packing.pack(own, budget=max(packing.ROW_TOKENS, max(len(tokens) for tokens in own)))
     ids, positions, tree_mask = tree_inputs(forward, rows, past=shared)
     states, tree_cache = forward.run(
         ids, tree_mask, positions, _start_cache(forward, start, len(rows))
