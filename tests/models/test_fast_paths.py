@@ -112,8 +112,7 @@ def test_prompts_that_share_a_story_opening_decode_as_generate(static, pythia, m
 
 
 def test_short_prompts_share_a_prefill_row_and_decode_as_generate(pythia, monkeypatch):
-    # Rows as long as the longest prompt: the two short prompts fill one row together.
-    monkeypatch.setattr(packing, "ROW_TOKENS", 1)
+    # Rows as long as the longest prompt: the two short prompts fit in one row together.
     packed = []
     original = packing.pack
     monkeypatch.setattr(
