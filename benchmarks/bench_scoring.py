@@ -258,7 +258,9 @@ def subset(full: StimulusSet, items) -> StimulusSet:
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=96, help="implicit pairs, same model")
+    parser.add_argument(
+        "--pairs", type=int, default=96, help="implicit pairs, same model (0 skips it)"
+    )
     parser.add_argument("--generations", type=int, default=32, help="prompts, 8 new tokens")
     parser.add_argument(
         "--long-budget",
@@ -313,8 +315,9 @@ def main() -> None:
                 scorer.model, scorer.tokenizer, ARGS.device, scorer_batch(scorer)
             )
         header(scorer, everything)
-        picked = spread(everything, ARGS.pairs)
-        bench_implicit(scorer, [(i.choice.prefix, i.choice.good, i.choice.bad) for i in picked])
+        if ARGS.pairs:
+            picked = spread(everything, ARGS.pairs)
+            bench_implicit(scorer, [(i.choice.prefix, i.choice.good, i.choice.bad) for i in picked])
         prompts = [i.prompt for i in spread(everything, ARGS.generations)]
         narrative_budget = get_paradigm("narrative").max_new_tokens
         bench_generation(scorer, prompts, narrative_budget, ARGS.rounds)
@@ -328,7 +331,7 @@ def main() -> None:
 
 
 def header(scorer, everything) -> None:
-    sample = spread(everything, ARGS.pairs)
+    sample = spread(everything, ARGS.pairs or 96)
     words = sum(len(i.choice.prompt_good.split()) for i in sample)
     tokens = sum(len(scorer.tokenizer(i.choice.prompt_good)["input_ids"]) for i in sample)
     details = scorer.info.details

@@ -108,7 +108,9 @@ def _start_cache(forward: ForwardModel, start: SharedStart | None, rows: int):
 def _prefill_trees(forward: ForwardModel, prompts, start: SharedStart | None, budget: int):
     shared = len(start.tokens) if start else 0
     own = [prompt[shared:] for prompt in prompts]
-    rows = packing.pack(own)
+    # Rows no longer than the longest prompt: the batch is padded to its longest row, so two
+    # short prompts may share a row only where they fit beside each other within that width.
+    rows = packing.pack(own, budget=max(len(tokens) for tokens in own))
     ids, positions, tree_mask = tree_inputs(forward, rows, past=shared)
     states, tree_cache = forward.run(
         ids, tree_mask, positions, _start_cache(forward, start, len(rows))

@@ -95,8 +95,10 @@ def pack(
     """Lay token sequences out in rows, each wholly in one row, sharing nodes within a row.
 
     Sequences are taken in token order (so those that start alike are neighbours) a group at a
-    time (the continuations of one prefix stay together); a row is closed when the next group
-    would take it over ``budget`` tokens. A group larger than the budget gets a row of its own.
+    time (the continuations of one prefix stay together); when the next group would take the
+    current row over ``budget`` tokens, it goes into the first earlier row it fits in whole
+    (first fit: less padding), else it opens a new row. A group larger than the budget gets a
+    row of its own.
 
     Args:
         sequences: The tokens to run of each path (:attr:`Path.fed`), or of each prompt.
@@ -125,7 +127,16 @@ def pack(
     )
     row = Row()
     for indices in ordered:
-        if len(row) and len(row) + _group_slots(row, [fed[i] for i in indices]) > budget:
+        group = [fed[i] for i in indices]
+        if len(row) and len(row) + _group_slots(row, group) > budget:
+            # Before opening a row, fill the room an earlier one has left: rows of a batch are
+            # padded to the longest, so a short row is padding.
+            alone = _group_slots(Row(), group)
+            earlier = next((r for r in rows if len(r) + alone <= budget), None)
+            if earlier is not None:
+                for index in indices:
+                    earlier.add(index, fed[index])
+                continue
             rows.append(row)
             row = Row()
         for index in indices:

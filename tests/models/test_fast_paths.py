@@ -111,6 +111,24 @@ def test_prompts_that_share_a_story_opening_decode_as_generate(static, pythia, m
     assert pythia.generate(requests) == generate_loop(pythia, prompts, 6)
 
 
+def test_short_prompts_share_a_prefill_row_and_decode_as_generate(pythia, monkeypatch):
+    # Rows as long as the longest prompt: the two short prompts fit in one row together.
+    packed = []
+    original = packing.pack
+    monkeypatch.setattr(
+        packing, "pack", lambda *a, **k: packed.append(original(*a, **k)) or packed[-1]
+    )
+    prompts = [
+        "Ann put the key in the box. Then she left the room and Bob moved it to the bag, "
+        "and then Carl took it to the drawer.\nQ: The key is in the",
+        "Bob hid a coin.\nQ: The coin is in the",
+        "Eve dropped a ring.\nQ: The ring is in the",
+    ]
+    outputs = pythia.generate([GenerationRequest(p, max_new_tokens=5) for p in prompts])
+    assert sorted(len(row.paths) for row in packed[-1]) == [1, 2]
+    assert outputs == generate_loop(pythia, prompts, 5)
+
+
 def test_a_shared_start_is_run_once_per_call(pythia, monkeypatch, stimulus_set):
     calls = []
     original = hf_generate.run_shared_start

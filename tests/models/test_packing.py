@@ -41,6 +41,15 @@ def test_a_row_never_goes_over_the_budget_unless_one_group_does():
     assert len(big) == 40
 
 
+def test_a_group_that_fits_an_earlier_row_fills_it_before_a_new_row_opens():
+    first, second = Path(tuple(range(20)), (1,)), Path(tuple(range(100, 122)), (1,))
+    short = Path(tuple(range(200, 205)), (1,))
+    rows = pack(feds([first, second, short]), budget=25)
+    # The short path does not fit beside the second one, but fills the first row's room.
+    assert [sorted(row.paths) for row in rows] == [[0, 2], [1]]
+    assert [len(row) for row in rows] == [25, 22]
+
+
 def test_the_continuations_of_one_prefix_stay_in_one_row():
     paths = [Path((1,) * 8, (2, 3)), Path((1,) * 8, (4, 5)), Path((6,) * 8, (2, 3))]
     rows = pack(feds(paths), [0, 0, 1], budget=12)
