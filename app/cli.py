@@ -15,14 +15,14 @@ from pathlib import Path
 import click
 
 import tracktale
+from tracktale.app.pipeline import MAIN_JOB_ITEMS_PER_CELL
 from tracktale.errors import TracktaleError
-from tracktale.pipeline import MAIN_JOB_ITEMS_PER_CELL
 
 STAGE_GROUPS = {
     "stimuli": "tracktale.stimuli.cli:stimuli",
     "analysis": "tracktale.analysis.cli:analysis",
     "experiment": "tracktale.experiment.cli:experiment",
-    "ethics": "tracktale.ethics.cli:ethics",
+    "ethics": "tracktale.experiment.ethics_cli:ethics",
     "models": "tracktale.models.cli:models",
 }
 """Command group name -> ``module:attribute`` of its click group."""
@@ -171,7 +171,7 @@ def run(
     study server, scores the embedded default model (and the --model models) on the same items,
     fits the paper's statistics and writes every figure and table with one HTML report.
     """
-    from tracktale.pipeline import RunOptions, generate_stimuli, print_summary, run_main_job
+    from tracktale.app.pipeline import RunOptions, generate_stimuli, print_summary, run_main_job
 
     if serve:
         from tracktale.experiment.cli import serve as serve_study
