@@ -11,6 +11,7 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -57,7 +58,7 @@ OPTIONAL_EXTRAS = {
 class LazyGroup(click.Group):
     """A click group whose subgroups are imported on first use."""
 
-    def __init__(self, *args, lazy: dict[str, str] | None = None, **kwargs) -> None:
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.lazy = dict(lazy or {})
 
@@ -68,7 +69,8 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """Import a lazy subgroup when it is asked for."""
         if cmd_name in self.lazy:
-            return pkgutil.resolve_name(self.lazy[cmd_name])
+            group: click.Command = pkgutil.resolve_name(self.lazy[cmd_name])
+            return group
         return super().get_command(ctx, cmd_name)
 
 
