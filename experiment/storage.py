@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+import tenacity
 
 from tracktale.errors import TracktaleError
 from tracktale.experiment.database import create_storage_engine
@@ -122,16 +123,22 @@ class Storage:
 
     def _create_tables(self) -> None:
         # Several server processes may start at once on a new database; creating a table that
-        # another process just created fails, and the next attempt finds it there.
-        for attempt in range(10):
-            try:
-                metadata.create_all(self.engine)
-                add_missing_columns(self.engine)
-                return
-            except sa.exc.DatabaseError as error:
-                if attempt == 9:
-                    raise TracktaleError(f"cannot open the study database: {error.orig}") from None
-                time.sleep(0.1 * (attempt + 1))
+        # another process just created fails, and the next attempt finds it there. Ten
+        # attempts, 0.1 s more wait after each failure.
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(10),
+            wait=tenacity.wait_incrementing(start=0.1, increment=0.1),
+            retry=tenacity.retry_if_exception_type(sa.exc.DatabaseError),
+            sleep=lambda seconds: time.sleep(seconds),
+            reraise=True,
+        )
+        try:
+            for attempt in retrying:
+                with attempt:
+                    metadata.create_all(self.engine)
+                    add_missing_columns(self.engine)
+        except sa.exc.DatabaseError as error:
+            raise TracktaleError(f"cannot open the study database: {error.orig}") from None
 
     def close(self) -> None:
         """Release the connections."""
