@@ -61,6 +61,7 @@ class StudyClient:
             raise TracktaleError(f"not a server URL: {base_url!r} (expected http://host:port)")
         self.base_url = base_url.rstrip("/")
         self._parsed = parsed
+        self._host: str = parsed.hostname
         self.timeout = timeout
         self.max_attempts = max_attempts
         self.max_delay = max_delay
@@ -75,7 +76,7 @@ class StudyClient:
                 if self._parsed.scheme == "https"
                 else http.client.HTTPConnection
             )
-            self._connection = kind(self._parsed.hostname, self._parsed.port, timeout=self.timeout)
+            self._connection = kind(self._host, self._parsed.port, timeout=self.timeout)
         return self._connection
 
     def close(self) -> None:

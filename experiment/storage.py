@@ -38,6 +38,7 @@ from tracktale.experiment.tables import (
     trial_serves,
     trials,
 )
+from tracktale.schema.records import ParticipantStatus, Source
 from tracktale.trial import PARTICIPANT_STATUSES, ParticipantRecord, TrialRecord
 
 __all__ = ["Participant", "SaveResult", "Storage", "hash_token", "metadata", "now"]
@@ -77,12 +78,12 @@ class Participant:
     prolific_pid: str
     prolific_study_id: str | None
     prolific_session_id: str | None
-    source: str
+    source: Source
     list_id: str
     session_seed: int
     plan: SessionPlan
     stimulus_sha256: str
-    status: str
+    status: ParticipantStatus
     consent: bool | None
     token_hash: str
     created_at: dt.datetime
@@ -221,7 +222,7 @@ class Storage:
             )
             counts = self._list_counts(connection, study_id, source == "simulated")
             plan: SessionPlan = make_plan(assign_list(counts))
-            row = {
+            row: dict[str, Any] = {
                 "participant_id": "P" + secrets.token_hex(8),
                 "study_id": study_id,
                 "prolific_pid": prolific_pid,
