@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from tracktale.errors import TracktaleError
+from tracktale.experiment.summary import EXCLUSION_THRESHOLD
 
 _EXISTING = click.Path(exists=True, path_type=Path)
 
@@ -163,7 +164,7 @@ def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
 @click.option(
     "--min-accuracy",
     type=click.FloatRange(0, 1),
-    default=0.5,
+    default=EXCLUSION_THRESHOLD,
     show_default=True,
     help="Exclude a participant from a task below this accuracy on it.",
 )

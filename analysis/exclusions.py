@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from tracktale.errors import TracktaleError
+from tracktale.experiment.summary import EXCLUSION_THRESHOLD, RULED_TASKS, below_threshold
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -35,7 +36,7 @@ class ExclusionRules:
         sources: Keep only these sources (``online``, ``lab``, ``simulated``); ``None``: all.
     """
 
-    min_accuracy: float = 0.5
+    min_accuracy: float = EXCLUSION_THRESHOLD
     require_completed: bool = True
     require_attentive: bool = True
     require_no_ai: bool = True
@@ -92,7 +93,7 @@ def apply_exclusions(
     trials: pd.DataFrame,
     participants: pd.DataFrame | None,
     rules: ExclusionRules | None = None,
-    tasks: tuple[str, ...] = ("explicit", "implicit"),
+    tasks: tuple[str, ...] = RULED_TASKS,
 ) -> ExclusionResult:
     """Apply ``rules`` to human trials from the tidy table.
 
@@ -132,7 +133,7 @@ def apply_exclusions(
     if rules.drop_timeouts and "timed_out" in kept.columns:
         kept = kept[kept["timed_out"].fillna(0) != 1]
     accuracy = kept.groupby(["agent", "task"])["correct"].mean()
-    low = accuracy[accuracy < rules.min_accuracy]
+    low = accuracy[below_threshold(accuracy, rules.min_accuracy)]
     for (participant, task), value in low.items():
         log.append(
             _entry(participant, task, "low_accuracy", f"accuracy {value:.1%} on the {task} task")

@@ -40,7 +40,7 @@ def _errorbar(ax: Any, table: pd.DataFrame, x: str, **style: Any) -> None:
     ax.errorbar(table[x], table["accuracy"], yerr=[lower, upper], marker="o", **style)
 
 
-def _complexity_axis(ax: Any, levels: Sequence[int]) -> None:
+def _complexity_axis(ax: Any, levels: Sequence[float]) -> None:
     ax.set_xticks(list(levels), [f"C{int(level)}" for level in levels])
     ax.set_xlabel("Complexity")
 
@@ -317,7 +317,7 @@ def human_distribution_figure(
 
     if people.empty:
         return None
-    bins = np.linspace(0, 1, 19)
+    bins = np.linspace(0, 1, 19).tolist()
     with styled():
         figure = new_figure(2, sharey=False)
         for index, (ax, task) in enumerate(zip(figure.axes, TASKS, strict=True)):

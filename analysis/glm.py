@@ -132,7 +132,8 @@ def task_coding_note(task_coding: str) -> str:
 
 def task_term_label(task_coding: str) -> str:
     """The label of the ``task_s`` term: which task the positive direction is."""
-    high = max(_TASK_CODES[task_coding], key=_TASK_CODES[task_coding].get)
+    codes = _TASK_CODES[task_coding]
+    high = max(codes, key=lambda task: codes[task])
     low = "implicit" if high == "explicit" else "explicit"
     return f"task ({high} vs {low})"
 

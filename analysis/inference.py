@@ -149,13 +149,16 @@ def glmer_batch_tests(rows: pd.DataFrame) -> pd.DataFrame:
         for (model_name, term), test in wanted.items():
             if model_name != model:
                 continue
-            present = by_term is not None and term in by_term.index
+            estimate = p = float("nan")
+            if by_term is not None and term in by_term.index:
+                estimate = float(by_term.loc[term, "estimate"])
+                p = float(by_term.loc[term, "p"])
             records.append(
                 {
                     "sim": sim,
                     "test": test,
-                    "estimate": float(by_term.loc[term, "estimate"]) if present else float("nan"),
-                    "p": float(by_term.loc[term, "p"]) if present else float("nan"),
+                    "estimate": estimate,
+                    "p": p,
                     "singular": bool(group["singular"].iloc[0]) if not error else False,
                     "warning": str(group["warning"].fillna("").iloc[0]),
                     "error": error,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from tracktale.analysis.glm import coefficient_table, design_frame, task_coding_note
 from tracktale.errors import TracktaleError
@@ -256,12 +256,12 @@ def between_within_df(
                 level_of[term] = group
                 break
     df = {}
-    for term, group in level_of.items():
-        if group is None:
+    for term, level in level_of.items():
+        if level is None:
             df[term] = float(len(frame) - len(terms))
         else:
-            at_level = sum(1 for g in level_of.values() if g == group)
-            df[term] = float(frame[group].nunique() - at_level)
+            at_level = sum(1 for g in level_of.values() if g == level)
+            df[term] = float(frame[level].nunique() - at_level)
     return df
 
 
@@ -273,7 +273,13 @@ def _within_group_range(values: Any, groups: Any) -> float:
     return float((grouped.max() - grouped.min()).max())
 
 
-def _counts(frame: pd.DataFrame) -> dict[str, int]:
+class _Counts(TypedDict):
+    n_obs: int
+    n_participants: int
+    n_items: int
+
+
+def _counts(frame: pd.DataFrame) -> _Counts:
     return {
         "n_obs": len(frame),
         "n_participants": int(frame["agent"].nunique()),
@@ -372,11 +378,11 @@ def fit_lme4(
     fits: dict[str, MixedFit | str] = {}
     for name, formula in formulas.items():
         fit = raw[keys[name]]
-        fits[name] = (
-            fit if isinstance(fit, str) else _from_glmer(fit, formula, frame, name, glmer_test)
-        )
-        if not isinstance(fit, str):
-            fits[name] = _with_scaling(fits[name], frame, task_coding)
+        if isinstance(fit, str):
+            fits[name] = fit
+        else:
+            fitted = _from_glmer(fit, formula, frame, name, glmer_test)
+            fits[name] = _with_scaling(fitted, frame, task_coding)
     return fits
 
 

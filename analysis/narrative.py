@@ -17,6 +17,7 @@ from tracktale.analysis.exclusions import apply_exclusions
 from tracktale.analysis.human_inference import human_inference
 from tracktale.analysis.report import ReportContext, SectionResult
 from tracktale.analysis.stats import accuracy_table
+from tracktale.analysis.style import SavedFigure
 from tracktale.analysis.tables import save_table
 from tracktale.errors import TracktaleError
 
@@ -40,7 +41,7 @@ def human_section(context: ReportContext) -> SectionResult | None:
         if figure is None:
             return None
         section.html = "<p>No human data was given.</p>"
-        section.figures.append(figure)
+        _add_figure(section, figure)
         return section
     excluded = apply_exclusions(context.human, context.participants, options.rules)
     analysed = excluded.trials
@@ -101,9 +102,15 @@ def human_section(context: ReportContext) -> SectionResult | None:
     figure = figures.humans_vs_reference(
         analysed, context.models, context.figures_dir, options.value, cluster=cluster
     )
-    section.figures.append(figure)
+    _add_figure(section, figure)
     section.html = "".join(parts)
     return section
+
+
+def _add_figure(section: SectionResult, figure: SavedFigure | None) -> None:
+    """Add a figure to the section; ``None`` (nothing to draw) adds nothing."""
+    if figure is not None:
+        section.figures.append(figure)
 
 
 def model_section(context: ReportContext) -> SectionResult | None:
@@ -130,10 +137,10 @@ def model_section(context: ReportContext) -> SectionResult | None:
         section.tables.append(
             save_table(scaling, tables, f"scaling_{task}", f"Scaling ({task}, standard template)")
         )
-        section.figures.append(
-            figures.scaling_log_axis(scaling, folder, name=f"scaling_log_axis_{task}")
+        _add_figure(
+            section, figures.scaling_log_axis(scaling, folder, name=f"scaling_log_axis_{task}")
         )
-    section.figures.append(figures.family_scaling(models, folder, value=value))
+    _add_figure(section, figures.family_scaling(models, folder, value=value))
     subset = None if context.options.figure_template == "all" else context.options.figure_template
     notes.append(f"Figures 5 and 7: {'all templates pooled' if subset is None else subset}")
     instruction = casestudies.instruction_table(models, value, subset)
@@ -141,18 +148,18 @@ def model_section(context: ReportContext) -> SectionResult | None:
         section.tables.append(
             save_table(instruction, tables, "instruction_tuning", "Base vs instruct (points)")
         )
-        section.figures.append(figures.instruction_tuning(instruction, folder))
+        _add_figure(section, figures.instruction_tuning(instruction, folder))
     templates = casestudies.template_table(models, value)
     section.tables.append(save_table(templates, tables, "templates", "Accuracy by template"))
     examples = _object_examples(context)
-    section.figures.append(figures.template_robustness(templates, folder, examples))
-    section.figures.append(figures.olmo_instruct_explicit(models, folder, value, subset))
+    _add_figure(section, figures.template_robustness(templates, folder, examples))
+    _add_figure(section, figures.olmo_instruct_explicit(models, folder, value, subset))
     checkpoints = casestudies.checkpoint_table(models, value=value)
     if not checkpoints.empty:
         section.tables.append(
             save_table(checkpoints, tables, "checkpoints", "Accuracy across training checkpoints")
         )
-        section.figures.append(figures.checkpoint_trajectories(checkpoints, folder))
+        _add_figure(section, figures.checkpoint_trajectories(checkpoints, folder))
     analysed = context.shared.get("human_analysed")
     if analysed is not None and not analysed.empty:
         placement = casestudies.human_distribution(analysed, models, value)
@@ -160,8 +167,7 @@ def model_section(context: ReportContext) -> SectionResult | None:
         section.tables.append(
             save_table(placement, tables, "human_placement", "Models in the human distribution")
         )
-        section.figures.append(figures.human_distribution_figure(people, placement, folder))
-    section.figures = [f for f in section.figures if f is not None]
+        _add_figure(section, figures.human_distribution_figure(people, placement, folder))
     section.html = _list(notes)
     return section
 
@@ -200,7 +206,7 @@ def manipulation_section(context: ReportContext) -> SectionResult | None:
     )
     figure = figures.manipulation_check(ratios, context.figures_dir)
     if figure is not None:
-        section.figures.append(figure)
+        _add_figure(section, figure)
     lines = [
         f"{row.label}: {row.template} narratives are 10^{-row.log10_ratio:.1f} times less likely "
         f"than standard (95% CI 10^{-row.ci_high:.1f} to 10^{-row.ci_low:.1f})"

@@ -354,10 +354,12 @@ def section_from_files(title: str, paths: Iterable[Path]) -> SectionResult:
     section = SectionResult(title=title)
     for (_, stem), files in sorted(by_stem.items()):
         if "png" in files:
-            figure_files = {k: files[k] for k in ("png", "pdf", "svg") if k in files}
+            figure_files: dict[str, Path] = {
+                k: files[k] for k in ("png", "pdf", "svg") if k in files
+            }
             section.figures.append(SavedFigure(name=stem, title=stem, paths=figure_files))
         elif "csv" in files:
-            table_files = {k: files[k] for k in ("csv", "tex") if k in files}
+            table_files: dict[str, Path] = {k: files[k] for k in ("csv", "tex") if k in files}
             try:
                 table = pd.read_csv(files["csv"])
             except pd.errors.EmptyDataError:  # a table without columns: nothing to show

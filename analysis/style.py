@@ -19,6 +19,7 @@ from tracktale.atomic import atomic_write
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+    from matplotlib.typing import RcKeyType
 
 OKABE_ITO = (
     "#0072B2",  # blue
@@ -42,7 +43,7 @@ PANEL_WIDTH = 3.3
 PANEL_HEIGHT = 2.8
 
 
-def style() -> dict[str, Any]:
+def style() -> dict[RcKeyType, Any]:
     """The rcParams every figure is drawn and saved with."""
     from cycler import cycler
 

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import tenacity
+
 from tracktale.errors import TracktaleError
 
 
@@ -59,6 +61,7 @@ class StudyClient:
             raise TracktaleError(f"not a server URL: {base_url!r} (expected http://host:port)")
         self.base_url = base_url.rstrip("/")
         self._parsed = parsed
+        self._host: str = parsed.hostname
         self.timeout = timeout
         self.max_attempts = max_attempts
         self.max_delay = max_delay
@@ -73,7 +76,7 @@ class StudyClient:
                 if self._parsed.scheme == "https"
                 else http.client.HTTPConnection
             )
-            self._connection = kind(self._parsed.hostname, self._parsed.port, timeout=self.timeout)
+            self._connection = kind(self._host, self._parsed.port, timeout=self.timeout)
         return self._connection
 
     def close(self) -> None:
@@ -100,25 +103,33 @@ class StudyClient:
             headers["Authorization"] = f"Bearer {admin}"
         payload = json.dumps(body).encode("utf-8")
         started = time.perf_counter()
-        problem = "no attempt"
-        for attempt in range(self.max_attempts):
-            if attempt:
-                self.retries += 1
-                delay = min(self.max_delay, 0.25 * 2 ** (attempt - 1))
-                self.sleep(delay * (0.5 + random.random()))
-            try:
-                status, timing, raw = self._exchange(path, payload, headers)
-            except (OSError, http.client.HTTPException) as error:
-                problem = f"{type(error).__name__}: {error}"
-                continue
-            if status >= 500 or status == 429:
-                problem = f"HTTP {status}"
-                continue
-            elapsed = time.perf_counter() - started
-            return Reply(status, _decode(raw), elapsed, _server_time(timing))
-        raise TracktaleError(
-            f"{self.base_url}{path}: gave up after {self.max_attempts} tries ({problem})"
+        if self.max_attempts < 1:
+            raise TracktaleError(f"{self.base_url}{path}: gave up after 0 tries (no attempt)")
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.max_attempts),
+            wait=self._wait,
+            retry=tenacity.retry_if_exception_type((OSError, http.client.HTTPException))
+            | tenacity.retry_if_result(_worth_retrying),
+            sleep=lambda seconds: self.sleep(seconds),
+            before_sleep=self._count_retry,
         )
+        try:
+            status, timing, raw = retrying(self._exchange, path, payload, headers)
+        except tenacity.RetryError as error:
+            raise TracktaleError(
+                f"{self.base_url}{path}: gave up after {self.max_attempts} tries "
+                f"({_problem(error.last_attempt)})"
+            ) from None
+        elapsed = time.perf_counter() - started
+        return Reply(status, _decode(raw), elapsed, _server_time(timing))
+
+    def _wait(self, state: tenacity.RetryCallState) -> float:
+        """Exponential back-off from 0.25 s, at most ``max_delay``, jittered by 0.5-1.5x."""
+        delay = min(self.max_delay, 0.25 * 2 ** (state.attempt_number - 1))
+        return delay * (0.5 + random.random())
+
+    def _count_retry(self, state: tenacity.RetryCallState) -> None:
+        self.retries += 1
 
     def _exchange(
         self, path: str, payload: bytes, headers: dict[str, str]
@@ -141,6 +152,19 @@ class StudyClient:
                 self.close()
             return response.status, response.getheader("Server-Timing"), raw
         raise AssertionError("unreachable")
+
+
+def _worth_retrying(answer: tuple[int, str | None, bytes]) -> bool:
+    """Whether the browser would send again: a 5xx or a 429."""
+    return answer[0] >= 500 or answer[0] == 429
+
+
+def _problem(attempt: tenacity.Future) -> str:
+    """The last attempt's failure, for the give-up message."""
+    error = attempt.exception()
+    if error is not None:
+        return f"{type(error).__name__}: {error}"
+    return f"HTTP {attempt.result()[0]}"
 
 
 def _server_time(header: str | None) -> float | None:

@@ -133,12 +133,12 @@ class GroupCommitter:
 def _insert_ignoring_conflicts(engine: Engine, table: sa.Table) -> Any:
     name = engine.dialect.name
     if name == "sqlite":
-        from sqlalchemy.dialects.sqlite import insert
-    elif name == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert(table).on_conflict_do_nothing()
+    if name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 
         key = list(table.primary_key.columns)
-        return insert(table).on_conflict_do_nothing().returning(*key)
-    else:
-        return None
-    return insert(table).on_conflict_do_nothing()
+        return postgresql_insert(table).on_conflict_do_nothing().returning(*key)
+    return None

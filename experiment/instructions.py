@@ -10,7 +10,7 @@ from typing import Any
 
 from tracktale.schema import GENDERS
 
-__all__ = ["CHOICE_KEYS", "CONTINUE_KEY", "GENDERS", "instructions"]
+__all__ = ["CHOICE_KEYS", "CONTINUE_KEY", "GENDERS", "instructions", "session_screens"]
 
 CHOICE_KEYS = ("f", "j")
 """Keys for the left and right option of a two-alternative trial."""
@@ -70,6 +70,17 @@ def instructions(reading_ms: int, response_ms: int, *, source: str = "online") -
         "main_start": [
             "The practice is over. The real stories start now; there is no feedback from here on.",
         ],
+        **session_screens(),
+    }
+
+
+def session_screens() -> dict[str, Any]:
+    """The screens every paradigm shares, around its own instructions.
+
+    ``resume``, ``survey``, ``saving`` and ``completed_before`` (lists of paragraphs) and the
+    response ``keys``.
+    """
+    return {
         "resume": [
             "Welcome back. You continue where you stopped; everything you answered has been saved.",
         ],

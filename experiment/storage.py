@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+import tenacity
 
 from tracktale.errors import TracktaleError
 from tracktale.experiment.database import create_storage_engine
@@ -37,6 +38,7 @@ from tracktale.experiment.tables import (
     trial_serves,
     trials,
 )
+from tracktale.schema.records import ParticipantStatus, Source
 from tracktale.trial import PARTICIPANT_STATUSES, ParticipantRecord, TrialRecord
 
 __all__ = ["Participant", "SaveResult", "Storage", "hash_token", "metadata", "now"]
@@ -76,12 +78,12 @@ class Participant:
     prolific_pid: str
     prolific_study_id: str | None
     prolific_session_id: str | None
-    source: str
+    source: Source
     list_id: str
     session_seed: int
     plan: SessionPlan
     stimulus_sha256: str
-    status: str
+    status: ParticipantStatus
     consent: bool | None
     token_hash: str
     created_at: dt.datetime
@@ -122,16 +124,22 @@ class Storage:
 
     def _create_tables(self) -> None:
         # Several server processes may start at once on a new database; creating a table that
-        # another process just created fails, and the next attempt finds it there.
-        for attempt in range(10):
-            try:
-                metadata.create_all(self.engine)
-                add_missing_columns(self.engine)
-                return
-            except sa.exc.DatabaseError as error:
-                if attempt == 9:
-                    raise TracktaleError(f"cannot open the study database: {error.orig}") from None
-                time.sleep(0.1 * (attempt + 1))
+        # another process just created fails, and the next attempt finds it there. Ten
+        # attempts, 0.1 s more wait after each failure.
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(10),
+            wait=tenacity.wait_incrementing(start=0.1, increment=0.1),
+            retry=tenacity.retry_if_exception_type(sa.exc.DatabaseError),
+            sleep=lambda seconds: time.sleep(seconds),
+            reraise=True,
+        )
+        try:
+            for attempt in retrying:
+                with attempt:
+                    metadata.create_all(self.engine)
+                    add_missing_columns(self.engine)
+        except sa.exc.DatabaseError as error:
+            raise TracktaleError(f"cannot open the study database: {error.orig}") from None
 
     def close(self) -> None:
         """Release the connections."""
@@ -214,7 +222,7 @@ class Storage:
             )
             counts = self._list_counts(connection, study_id, source == "simulated")
             plan: SessionPlan = make_plan(assign_list(counts))
-            row = {
+            row: dict[str, Any] = {
                 "participant_id": "P" + secrets.token_hex(8),
                 "study_id": study_id,
                 "prolific_pid": prolific_pid,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from tracktale.trial import TrialRecord
 
@@ -16,6 +17,16 @@ EXCLUSION_THRESHOLD = 0.5
 """Accuracy below this on a task excludes a participant from that task's analysis."""
 RULED_TASKS = ("explicit", "implicit")
 """The tasks the exclusion rule applies to."""
+
+
+def below_threshold(accuracy: Any, threshold: float = EXCLUSION_THRESHOLD) -> Any:
+    """The paper's rule: accuracy strictly below ``threshold`` excludes from the task.
+
+    The one statement of the rule, for the study's admin pages and exports here and for the
+    analysis (:func:`tracktale.analysis.exclusions.apply_exclusions`): a float gives a bool, a
+    pandas Series of accuracies a boolean Series.
+    """
+    return accuracy < threshold
 
 
 @dataclass(frozen=True)
@@ -66,6 +77,6 @@ def task_accuracy(
         tally[2] += record.timed_out
     rows = []
     for (participant_id, task), (n, correct, timeouts) in sorted(tallies.items()):
-        excluded = task in RULED_TASKS and correct / n < threshold
+        excluded = task in RULED_TASKS and bool(below_threshold(correct / n, threshold))
         rows.append(TaskAccuracy(participant_id, task, n, correct, timeouts, excluded))
     return rows

@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 
 from tracktale.atomic import atomic_write
 from tracktale.errors import TracktaleError
+from tracktale.item import plain_data
 from tracktale.scorer import ResultRecord
 
 KEY = ("model_id", "revision", "item_id", "task")
@@ -136,18 +137,18 @@ def record_to_row(record: ResultRecord, written_at: int) -> dict[str, Any]:
         "bos_policy": info.bos_policy,
     }
     for key, value in info.details.items():
-        row[key if key not in row else f"info_{key}"] = _plain(value)
+        row[key if key not in row else f"info_{key}"] = _cell(value)
     for key, value in record.scores.items():
-        row[key if key not in row else f"score_{key}"] = _plain(value)
+        row[key if key not in row else f"score_{key}"] = _cell(value)
     row["written_at"] = written_at
     return row
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple):
-        value = list(value)
+def _cell(value: Any) -> Any:
+    """A detail or score as a Parquet cell: scalars and flat lists as they are, nested data JSON."""
+    value = plain_data(value)
     if isinstance(value, dict) or (
-        isinstance(value, list) and any(isinstance(v, dict | list | tuple) for v in value)
+        isinstance(value, list) and any(isinstance(v, dict | list) for v in value)
     ):
         return json.dumps(value, sort_keys=True, default=str)
     return value

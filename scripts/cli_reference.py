@@ -1,7 +1,7 @@
 """Write docs/cli.md, the reference of every ``tracktale`` command, from the commands' own help.
 
 Usage: ``python scripts/cli_reference.py`` (rewrite docs/cli.md) or ``--check`` (exit 1 when it
-is not current). tests/tracktale/test_cli_reference.py fails when docs/cli.md is stale.
+is not current). tests/app/test_cli_reference.py fails when docs/cli.md is stale.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def anchor(path: str) -> str:
 
 def render() -> str:
     """The whole reference as Markdown."""
-    from tracktale.cli import cli
+    from tracktale.app.cli import cli
 
     found = list(commands(cli))
     lines = [HEADER, "## Commands", ""]

@@ -155,7 +155,9 @@ def generate(
     chosen = get_paradigm(paradigm)
     protocol = protocol or next(iter(chosen.protocols))
     overrides = {}
-    known = click.get_current_context().command.paradigm_options
+    command = click.get_current_context().command
+    assert isinstance(command, _GenerateCommand)  # generate is declared with cls=_GenerateCommand
+    known = command.paradigm_options
     for name, raw in paradigm_values.items():
         if raw is None:
             continue

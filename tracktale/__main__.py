@@ -1,6 +1,6 @@
 """Allow ``python -m tracktale``."""
 
-from tracktale.cli import main
+from tracktale.app.cli import main
 
 if __name__ == "__main__":
     main()

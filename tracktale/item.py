@@ -130,8 +130,8 @@ class Item:
             "choice": None if self.choice is None else _choice_to_dict(self.choice),
             "prompt": self.prompt,
             "messages": None if self.messages is None else [dict(m) for m in self.messages],
-            "truth": _plain(self.truth),
-            "meta": _plain(self.meta),
+            "truth": plain_data(self.truth),
+            "meta": plain_data(self.meta),
         }
 
     def to_json(self) -> str:
@@ -311,17 +311,22 @@ def _messages_from(data: list[Mapping[str, str]] | None) -> tuple[Mapping[str, s
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
-def _plain(value: Any) -> Any:
-    """Deep-copy mappings and sequences into JSON-ready dicts and lists."""
+def plain_data(value: Any) -> Any:
+    """Deep-copy mappings and sequences into JSON-ready dicts (string keys) and lists.
+
+    Scalars and anything else are returned as they are. Items' truth and meta are copied
+    through it, and so are the details and scores of a stored model result
+    (:mod:`tracktale.models.store`).
+    """
     # Exact-type checks first: large truths are long lists of scalars, and the ABC checks
     # below cost more than the copy itself.
     kind = type(value)
     if kind in _SCALARS:
         return value
     if kind is list or kind is tuple:
-        return [inner if type(inner) in _SCALARS else _plain(inner) for inner in value]
+        return [inner if type(inner) in _SCALARS else plain_data(inner) for inner in value]
     if kind is dict or isinstance(value, Mapping):
-        return {str(key): _plain(inner) for key, inner in value.items()}
+        return {str(key): plain_data(inner) for key, inner in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(inner) for inner in value]
+        return [plain_data(inner) for inner in value]
     return value

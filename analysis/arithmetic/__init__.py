@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from tracktale.analysis.arithmetic import figures
 from tracktale.analysis.arithmetic.rows import (
@@ -127,10 +127,21 @@ def arithmetic_section(
     return _tables(rows, stimulus_set, folder, options) + _figures(rows, folder, options)
 
 
+class _Bootstrap(TypedDict):
+    n_boot: int
+    seed: int
+    interval: str
+
+
+def _bootstrap(options: ArithmeticOptions) -> _Bootstrap:
+    """The interval options every table of rates takes."""
+    return {"n_boot": options.n_boot, "seed": options.seed, "interval": options.interval}
+
+
 def _tables(rows, stimulus_set, folder: Path, options: ArithmeticOptions) -> list[Path]:
     import pandas as pd
 
-    boot = {"n_boot": options.n_boot, "seed": options.seed, "interval": options.interval}
+    boot = _bootstrap(options)
     other = "ieee" if options.reference == "paper" else "paper"
     statistics = pd.concat(
         [
@@ -160,7 +171,7 @@ def _tables(rows, stimulus_set, folder: Path, options: ArithmeticOptions) -> lis
 
 
 def _figures(rows, folder: Path, options: ArithmeticOptions) -> list[Path]:
-    boot = {"n_boot": options.n_boot, "seed": options.seed, "interval": options.interval}
+    boot = _bootstrap(options)
     written = []
     horizons = horizon_table(rows, **boot)
     written += write_table(horizons, folder / "arithmetic_fig2_faa_by_horizon")

@@ -176,7 +176,7 @@ def set_references(stimulus_set: StimulusSet) -> pd.DataFrame:
         if item.paradigm != "arithmetic":
             continue
         truth = item.truth
-        name = item.condition["dataset"]
+        name = str(item.condition["dataset"])
         record = records.setdefault(
             name, {"dataset": name, "n": 0, "division_by_zero": 0, "references_differ": 0}
         )
@@ -312,7 +312,7 @@ def output_statistics(stimulus_set: StimulusSet, reference: str = "paper") -> pd
     for item in stimulus_set:
         if item.paradigm == "arithmetic" and item.condition["lookback"] == 1:
             value = _as_float(parse_value(item.truth.get(key, item.truth["reference"])))
-            values.setdefault(item.condition["operation"], []).append(value)
+            values.setdefault(str(item.condition["operation"]), []).append(value)
     records = []
     for operation in [o for o in OPERATION_ORDER if o in values]:
         data = np.asarray(values[operation], dtype=float)

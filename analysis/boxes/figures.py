@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -19,6 +20,9 @@ from tracktale.analysis.boxes.transitions import (
     NAMES,
     WRONG_OUTCOMES,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 FORMATS = ("png", "pdf", "svg")
 _METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None}, "svg": {"Date": None}}
@@ -35,7 +39,7 @@ def model_label(model_id: str, revision: str) -> str:
     return f"{model_id}@{revision}" if revision else model_id
 
 
-def save(figure: object, base: Path) -> list[Path]:
+def save(figure: Figure, base: Path) -> list[Path]:
     """Write ``figure`` as ``base.png``, ``base.pdf`` and ``base.svg``; return the paths."""
     import matplotlib
 

@@ -24,7 +24,8 @@ instructions are the negated world states; the categories do not depend on that 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -98,7 +99,7 @@ def label_states(
     return labels
 
 
-def _answer_values(truth: dict, step: int) -> list[bool]:
+def _answer_values(truth: Mapping[str, Any], step: int) -> list[bool]:
     table = truth["states"][step]
     return [value != truth["negated"] for value in table["opened"] + table["obtained"]]
 

@@ -267,7 +267,7 @@ class PsychoPyDisplay:
         self.keys.clear()
         draw(0.0)
         if self.screenshots is not None and kind not in self._captured:
-            self._capture(kind)
+            self._capture(self.screenshots, kind)
         label = f"tracktale screen={kind}" + (f" trial={trial}" if trial is not None else "")
         self.win.logOnFlip(label, level=logging.EXP)
         onset = self._flip()
@@ -288,11 +288,11 @@ class PsychoPyDisplay:
             draw(shown_until - onset)
             shown_until = self._flip()
 
-    def _capture(self, kind: str) -> None:
-        self.screenshots.mkdir(parents=True, exist_ok=True)
+    def _capture(self, folder: Path, kind: str) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
         image = self.win.getMovieFrame(buffer="back")
         self.win.movieFrames.clear()
-        image.save(self.screenshots / f"{kind}.png")
+        image.save(folder / f"{kind}.png")
         self._captured.add(kind)
 
     @staticmethod

@@ -28,7 +28,7 @@ from typing import Any
 
 from tracktale.errors import TracktaleError
 from tracktale.experiment.design import LIST_IDS, DesignConfig, PlannedTrial, SessionPlan
-from tracktale.experiment.instructions import CHOICE_KEYS, CONTINUE_KEY
+from tracktale.experiment.instructions import session_screens
 from tracktale.experiment.paradigms import HumanStudy
 from tracktale.experiment.scoring import ScoredResponse
 from tracktale.item import Item
@@ -279,15 +279,7 @@ def instruction_texts(reading_ms: int, response_ms: int) -> dict[str, Any]:
             "The practice is over. The real calculations start now; there is no feedback from "
             "here on. Take them one at a time and work carefully.",
         ],
-        "resume": [
-            "Welcome back. You continue where you stopped; everything you answered has been saved.",
-        ],
-        "survey": ["Almost done: a few questions about you."],
-        "saving": ["Saving your answers, please wait and keep this window open..."],
-        "completed_before": [
-            "You have already completed this study. Thank you! You cannot take part again.",
-        ],
-        "keys": {"left": CHOICE_KEYS[0], "right": CHOICE_KEYS[1], "continue": CONTINUE_KEY},
+        **session_screens(),
     }
 
 

@@ -34,7 +34,7 @@ import operator
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import NoReturn, cast
 
 from tracktale.errors import TracktaleError
 
@@ -177,11 +177,13 @@ def _parse(text: str) -> list[tuple[int, int, str, int]]:
         steps = [step or _parse_line(line) for step, line in zip(steps, step_lines, strict=True)]
         if None in steps:
             _diagnose(text)
-    n = len(steps)
+    # No None is left (_diagnose raised): a cast, not a copy, on this path of every reader.
+    parsed = cast("list[tuple[int, int, str, int]]", steps)
+    n = len(parsed)
     numbers = _COUNT[1 : n + 1] if n < len(_COUNT) else list(range(1, n + 1))
-    if n < 1 or list(map(_step_number, steps)) != numbers or lines[-1] != _return(n):
+    if n < 1 or list(map(_step_number, parsed)) != numbers or lines[-1] != _return(n):
         _diagnose(text)
-    return steps  # type: ignore[return-value]
+    return parsed
 
 
 def _parse_line(line: str) -> tuple[int, int, str, int] | None:

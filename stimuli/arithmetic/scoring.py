@@ -225,10 +225,11 @@ def score_output(
     first = answers[0] if answers else None
     generated = len(_STEP.findall(output))
     ieee = reference if ieee_reference is None else ieee_reference
+    answer_values = [span.value for span in answers if span.value is not None]
     scores: dict[str, Any] = {}
     for name, value in (("", reference), ("_ieee", ieee)):
         scores[f"correct{name}"] = _matches(first_span, value)
-        scores[f"correct_any{name}"] = any(values_match(span.value, value) for span in answers)
+        scores[f"correct_any{name}"] = any(values_match(found, value) for found in answer_values)
         scores[f"correct_numeric{name}"] = _matches(first, value)
     return {
         **scores,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from tracktale.errors import TracktaleError
 from tracktale.item import Item, canonical_json
@@ -157,7 +158,10 @@ def verify_item(item: Item) -> list[str]:
 
 def _settings(item: Item) -> Settings:
     condition = item.condition
-    settings = Settings(**{name: condition[name] for name in Settings.__dataclass_fields__})
+    # Each factor as the item stores it (str, int or float); the allowed values are
+    # checked below.
+    values: dict[str, Any] = {name: condition[name] for name in Settings.__dataclass_fields__}
+    settings = Settings(**values)
     checks = {
         "language": LANGUAGES,
         "instruction": INSTRUCTIONS,

@@ -162,7 +162,7 @@ def render(plan: Plan, rendering: Rendering, states: Sequence[State] | None = No
     prompt = f"{context}\n{question}\nAnswer:"
     expected = encoded(states[rendering.probe_step], negated)
     if rendering.prompt_format == "single-turn":
-        messages = (
+        messages: tuple[dict[str, str], ...] = (
             {"role": "system", "content": SYSTEM_MESSAGE},
             {"role": "user", "content": prompt},
         )

@@ -1,7 +1,7 @@
 import pytest
 
+from tests.app.test_cli import run
 from tests.conftest import require
-from tests.tracktale.test_cli import run
 from tracktale.analysis.inference import METHOD_LABELS
 from tracktale.analysis.lme4 import lme4_available
 from tracktale.analysis.power import PowerSettings, simulate_power

@@ -3,8 +3,8 @@ import re
 import pandas as pd
 import pytest
 
+from tests.app.test_cli import run
 from tests.conftest import require
-from tests.tracktale.test_cli import run
 from tracktale.analysis import report as report_module
 from tracktale.analysis.data import select
 from tracktale.analysis.report import ReportOptions, SectionResult, build_report, run_sections

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from tests.analysis.conftest import explicit_records
-from tests.tracktale.test_cli import run
+from tests.app.test_cli import run
 from tracktale.models.store import write_shard
 from tracktale.stimuli.registry import get_paradigm
 from tracktale.stimulus_set import write_stimulus_set

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tracktale import ethics
-from tracktale.cli import main
+from tracktale.app.cli import main
 from tracktale.errors import TracktaleError
 from tracktale.ethics import (
     DOCUMENTS,

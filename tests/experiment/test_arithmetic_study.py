@@ -224,7 +224,7 @@ def test_the_report_puts_simulated_people_beside_a_model_on_the_same_items(
 
 
 def test_the_paradigm_option_runs_the_arithmetic_study_from_the_command_line(capsys):
-    from tracktale.cli import main
+    from tracktale.app.cli import main
     from tracktale.settings import data_dir
 
     with pytest.raises(SystemExit) as exit_info:

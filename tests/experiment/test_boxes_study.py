@@ -257,7 +257,7 @@ def test_a_simulated_boxes_study_runs_through_the_real_server(
 
 
 def test_the_paradigm_option_runs_the_boxes_study_from_the_command_line(capsys, tmp_path):
-    from tracktale.cli import main
+    from tracktale.app.cli import main
     from tracktale.settings import data_dir
 
     with pytest.raises(SystemExit) as exit_info:

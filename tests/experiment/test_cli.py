@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from flask import Flask
 
-from tracktale.cli import main
+from tracktale.app.cli import main
 from tracktale.experiment import frontend
 
 

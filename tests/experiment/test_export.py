@@ -9,7 +9,7 @@ import io
 import pyarrow.parquet as pq
 import pytest
 
-from tracktale.cli import main
+from tracktale.app.cli import main
 from tracktale.experiment.export import export_study, pid_hash
 from tracktale.trial import ParticipantRecord, TrialRecord
 

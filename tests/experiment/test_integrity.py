@@ -17,7 +17,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.experiment.conftest import ADMIN_SECRET
-from tracktale.cli import main
+from tracktale.app.cli import main
 from tracktale.experiment import storage as storage_module
 from tracktale.experiment.export import export_study
 

@@ -9,7 +9,7 @@ from collections import defaultdict
 import pytest
 
 from tests.experiment.conftest import ADMIN_SECRET
-from tracktale.cli import main
+from tracktale.app.cli import main
 from tracktale.experiment.server import serve_in_thread
 from tracktale.experiment.simulate import (
     BASE_ACCURACY,

@@ -204,6 +204,36 @@ def test_bad_urls_are_one_line_errors(tmp_path):
         Storage("nosuchdialect://host/db")
 
 
+def _create_all_failing(times, monkeypatch):
+    """metadata.create_all fails ``times`` times (as when another server created the table)."""
+    from tracktale.experiment import storage as storage_module
+
+    real, calls, waits = storage_module.metadata.create_all, [], []
+
+    def create_all(engine):
+        calls.append(engine)
+        if len(calls) <= times:
+            raise sa.exc.OperationalError("CREATE TABLE", {}, Exception("table already exists"))
+        real(engine)
+
+    monkeypatch.setattr(storage_module.metadata, "create_all", create_all)
+    monkeypatch.setattr(storage_module.time, "sleep", waits.append)
+    return calls, waits
+
+
+def test_creating_the_tables_is_retried_when_another_process_races_it(tmp_path, monkeypatch):
+    calls, waits = _create_all_failing(3, monkeypatch)
+    Storage(f"sqlite:///{tmp_path / 'x.sqlite'}").close()
+    assert len(calls) == 4 and waits == pytest.approx([0.1, 0.2, 0.3])
+
+
+def test_creating_the_tables_gives_up_after_ten_attempts(tmp_path, monkeypatch):
+    calls, waits = _create_all_failing(10, monkeypatch)
+    with pytest.raises(TracktaleError, match="cannot open the study database: table already"):
+        Storage(f"sqlite:///{tmp_path / 'x.sqlite'}")
+    assert len(calls) == 10 and waits == pytest.approx([0.1 * n for n in range(1, 10)])
+
+
 def test_trial_records_accept_a_missing_defaulted_field(human_set, tmp_path):
     storage = Storage(f"sqlite:///{tmp_path / 'x.sqlite'}")
     person, _ = register(storage, human_set, "PID1")

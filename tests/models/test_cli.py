@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.models.conftest import HUB_ID, score_argv, shard_keys
-from tracktale.cli import main
+from tracktale.app.cli import main
 from tracktale.models.store import read_results
 
 

@@ -9,7 +9,7 @@ import yaml
 
 from tests.models.conftest import score_argv
 from tests.models.fake_completions import GENERATED, FakeEngine, expected_logprob, logprob
-from tracktale.cli import main
+from tracktale.app.cli import main
 from tracktale.errors import TracktaleError
 from tracktale.models import store
 from tracktale.models.completions import PROBE_PROMPT, CompletionsScorer

@@ -29,7 +29,7 @@ import pytest
 
 from tests.conftest import _generated, require
 from tests.models.conftest import score_argv
-from tracktale.cli import main
+from tracktale.app.cli import main
 from tracktale.errors import TracktaleError
 from tracktale.models import gguf, store
 from tracktale.stimulus_set import write_stimulus_set

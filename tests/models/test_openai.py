@@ -16,7 +16,7 @@ from contextlib import contextmanager
 import pytest
 
 from tests.models.conftest import score_argv
-from tracktale.cli import main
+from tracktale.app.cli import main
 from tracktale.errors import TracktaleError
 from tracktale.models import store
 from tracktale.models.endpoint import EndpointClient

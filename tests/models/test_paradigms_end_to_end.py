@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import _generated
-from tracktale.cli import main
+from tracktale.app.cli import main
 from tracktale.models.store import read_results
 from tracktale.stimulus_set import write_stimulus_set
 

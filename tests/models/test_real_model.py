@@ -175,8 +175,8 @@ def test_a_boxes_and_an_arithmetic_item_generate_parse_and_score(scorer):
 def test_the_main_job_puts_the_model_beside_the_people(default_model_here, tmp_path):
     import pandas as pd
 
+    from tracktale.app.pipeline import RunOptions, run_main_job
     from tracktale.models.store import read_results
-    from tracktale.pipeline import RunOptions, run_main_job
 
     lines = []
     summary = run_main_job(

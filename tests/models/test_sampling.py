@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.app.test_cli import run
 from tests.models.conftest import score_argv
-from tests.tracktale.test_cli import run
 from tracktale.errors import TracktaleError
 from tracktale.models.hf import HFScorer
 from tracktale.models.sampling import sample_seed

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tracktale.test_cli import run
+from tests.app.test_cli import run
 from tracktale.analysis.arithmetic.paper_models import PAPER_MODELS
 from tracktale.errors import TracktaleError
 from tracktale.models import sweep

@@ -40,6 +40,18 @@ def test_rows_are_flat_columns_readable_with_pandas(tmp_path):
     assert frame.set_index("item_id").loc["b", "output"] == "box"
 
 
+def test_flat_lists_stay_lists_and_nested_values_are_sorted_json(tmp_path):
+    nested = {"b": [1, (2, 3)], "a": {"y": 1, "x": None}}
+    row = store.record_to_row(
+        record("a", ids=(4, 5), pairs=[(1, 2), (3, 4)], per_box=nested, label="x"), written_at=0
+    )
+    assert row["ids"] == [4, 5] and row["label"] == "x"
+    assert row["pairs"] == "[[1, 2], [3, 4]]"
+    assert row["per_box"] == '{"a": {"x": null, "y": 1}, "b": [1, [2, 3]]}'
+    store.write_shard(tmp_path, [record("a", per_box=nested)])
+    assert store.read_results(tmp_path).loc[0, "per_box"] == row["per_box"]
+
+
 def test_the_latest_row_of_a_key_wins_and_each_key_is_read_once(tmp_path):
     store.write_shard(tmp_path, [record("a", logprob_good=-5.0), record("b")])
     store.write_shard(tmp_path, [record("a", logprob_good=-7.0)])

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tests.models.conftest import HUB_ID, shard_keys
-from tracktale.cli import main
+from tracktale.app.cli import main
 from tracktale.errors import TracktaleError
 from tracktale.models import runner, scheduler, store, sweep
 from tracktale.models.plan import load_plan

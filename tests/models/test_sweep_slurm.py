@@ -17,7 +17,7 @@ import yaml
 
 from tests.conftest import require
 from tests.models.conftest import HUB_ID, shard_keys
-from tracktale.cli import main
+from tracktale.app.cli import main
 from tracktale.models import scheduler, store
 from tracktale.models.plan import load_plan
 from tracktale.models.sweep import STALL_ENV, sweep_status

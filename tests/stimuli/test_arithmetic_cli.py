@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tracktale.cli import main
+from tracktale.app.cli import main
 from tracktale.stimuli.csv_export import read_items_csv
 from tracktale.stimulus_set import read_stimulus_set
 

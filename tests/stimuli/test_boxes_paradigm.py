@@ -299,7 +299,7 @@ def test_design_cells_and_condition_fields(probed_set):
 
 
 def run_cli(argv, capsys):
-    from tracktale.cli import main
+    from tracktale.app.cli import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(argv)

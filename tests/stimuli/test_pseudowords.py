@@ -160,7 +160,7 @@ def test_regeneration_reproduces_the_committed_file_byte_for_byte(tmp_path):
 @requires_wuggy
 @requires_lexicon
 def test_the_cli_command_regenerates_the_committed_file(tmp_path, capsys):
-    from tracktale.cli import main
+    from tracktale.app.cli import main
 
     written = tmp_path / "pseudowords.tsv"
     with pytest.raises(SystemExit) as exit_info:

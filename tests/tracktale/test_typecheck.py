@@ -6,7 +6,7 @@ import tomllib
 
 from tests.conftest import REPO_ROOT
 
-APPLICATION = {"tracktale.cli", "tracktale.pipeline"}  # the application layer, not contracts
+APPLICATION = {"tracktale.app", "tracktale.app.cli", "tracktale.app.pipeline"}  # app/
 
 
 def _overrides() -> list[dict]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.experiment.lab.scripted import ScriptedDisplay
-from tracktale.cli import main
+from tracktale.app.cli import main
 from tracktale.experiment.config import load_study
 from tracktale.experiment.lab import launch
 from tracktale.experiment.lab.runner import RunResult

@@ -7,7 +7,7 @@ import sys
 import click
 import pytest
 
-from tracktale.cli import STAGE_GROUPS, cli, main
+from tracktale.app.cli import STAGE_GROUPS, cli, main
 
 
 def walk(command, path=("tracktale",)):
@@ -123,7 +123,7 @@ def test_every_optional_extra_named_in_messages_exists():
     import tomllib
 
     from tests.conftest import REPO_ROOT
-    from tracktale.cli import OPTIONAL_EXTRAS
+    from tracktale.app.cli import OPTIONAL_EXTRAS
 
     extras = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"][
         "optional-dependencies"

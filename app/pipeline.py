@@ -14,9 +14,16 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tracktale.errors import TracktaleError
 from tracktale.settings import data_dir
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from tracktale.analysis.report import Report
+    from tracktale.stimulus_set import StimulusSet
 
 SIMULATED_DATABASE = "simulated-study.sqlite"
 MAIN_JOB_ITEMS_PER_CELL = 3
@@ -190,11 +197,11 @@ def _with_environment(name: str, value: str) -> Iterator[None]:
             os.environ[name] = saved
 
 
-def main_job_items(model_set, per_cell: int | None) -> frozenset[str] | None:
+def main_job_items(model_set: StimulusSet, per_cell: int | None) -> frozenset[str] | None:
     """The first ``per_cell`` items of each (cell, template) group, in set order; ``None``: all."""
     if per_cell is None:
         return None
-    counts: dict[tuple, int] = {}
+    counts: dict[tuple[object, object], int] = {}
     chosen = []
     for item in model_set:
         group = (item.condition.get("cell"), item.condition.get("template"))
@@ -251,7 +258,7 @@ def _score_models(options: RunOptions, model_dir: Path, say: Callable[[str], Non
     return results
 
 
-def _write_report(options: RunOptions, summary: RunSummary, say: Callable[[str], None]):
+def _write_report(options: RunOptions, summary: RunSummary, say: Callable[[str], None]) -> Report:
     from tracktale.analysis.report import build_report
 
     stimuli = [summary.stimulus_dirs["human"]]
@@ -330,7 +337,7 @@ def _permutation_line(table: str, p: float) -> str:
     )
 
 
-def _print_side_by_side(console, path: Path) -> None:
+def _print_side_by_side(console: Console, path: Path) -> None:
     """Accuracy by task and complexity of the participants and each model (n in brackets)."""
     import csv
 

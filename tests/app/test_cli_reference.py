@@ -6,9 +6,9 @@ import importlib.util
 import subprocess
 import sys
 
+from tests.app.test_cli import walk
 from tests.conftest import REPO_ROOT
-from tests.tracktale.test_cli import walk
-from tracktale.cli import cli
+from tracktale.app.cli import cli
 
 SCRIPT = REPO_ROOT / "scripts" / "cli_reference.py"
 

@@ -1,4 +1,9 @@
-"""``tracktale ethics``: the study's consent, information, debrief and data plan."""
+"""``tracktale ethics``: the study's consent, information, debrief and data plan.
+
+In the experiment stage, not in ethics/, because it fills the documents from a study file
+(:func:`tracktale.experiment.config.load_study`); the ethics stage itself imports no stage
+above it.
+"""
 
 from __future__ import annotations
 

@@ -11,18 +11,19 @@ import pkgutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 
 import tracktale
+from tracktale.app.pipeline import MAIN_JOB_ITEMS_PER_CELL
 from tracktale.errors import TracktaleError
-from tracktale.pipeline import MAIN_JOB_ITEMS_PER_CELL
 
 STAGE_GROUPS = {
     "stimuli": "tracktale.stimuli.cli:stimuli",
     "analysis": "tracktale.analysis.cli:analysis",
     "experiment": "tracktale.experiment.cli:experiment",
-    "ethics": "tracktale.ethics.cli:ethics",
+    "ethics": "tracktale.experiment.ethics_cli:ethics",
     "models": "tracktale.models.cli:models",
 }
 """Command group name -> ``module:attribute`` of its click group."""
@@ -57,7 +58,7 @@ OPTIONAL_EXTRAS = {
 class LazyGroup(click.Group):
     """A click group whose subgroups are imported on first use."""
 
-    def __init__(self, *args, lazy: dict[str, str] | None = None, **kwargs) -> None:
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.lazy = dict(lazy or {})
 
@@ -68,7 +69,8 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """Import a lazy subgroup when it is asked for."""
         if cmd_name in self.lazy:
-            return pkgutil.resolve_name(self.lazy[cmd_name])
+            group: click.Command = pkgutil.resolve_name(self.lazy[cmd_name])
+            return group
         return super().get_command(ctx, cmd_name)
 
 
@@ -171,7 +173,7 @@ def run(
     study server, scores the embedded default model (and the --model models) on the same items,
     fits the paper's statistics and writes every figure and table with one HTML report.
     """
-    from tracktale.pipeline import RunOptions, generate_stimuli, print_summary, run_main_job
+    from tracktale.app.pipeline import RunOptions, generate_stimuli, print_summary, run_main_job
 
     if serve:
         from tracktale.experiment.cli import serve as serve_study

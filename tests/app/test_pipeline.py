@@ -5,13 +5,13 @@ from collections import Counter
 
 import pytest
 
-from tracktale.errors import TracktaleError
-from tracktale.pipeline import (
+from tracktale.app.pipeline import (
     MAIN_JOB_ITEMS_PER_CELL,
     SIMULATED_DATABASE,
     RunOptions,
     run_main_job,
 )
+from tracktale.errors import TracktaleError
 from tracktale.stimulus_set import read_stimulus_set
 
 
@@ -140,7 +140,7 @@ def test_the_main_job_scores_a_model_and_resumes_without_rescoring(tmp_path, mon
 
 
 def test_the_full_protocol_scores_every_item(tmp_path):
-    from tracktale.pipeline import main_job_items
+    from tracktale.app.pipeline import main_job_items
     from tracktale.stimuli.registry import get_paradigm
 
     model_set = get_paradigm("narrative").generate_set("model", 1)
@@ -152,7 +152,7 @@ def test_the_full_protocol_scores_every_item(tmp_path):
 def test_run_serve_generates_the_stimuli_and_hands_over_to_the_study_server(monkeypatch):
     import click
 
-    from tracktale import cli
+    from tracktale.app import cli
     from tracktale.experiment import cli as experiment_cli
     from tracktale.settings import data_dir
 
@@ -173,7 +173,7 @@ def test_run_serve_generates_the_stimuli_and_hands_over_to_the_study_server(monk
 
 
 def test_the_summary_prints_each_permutation_p_under_its_models_table(tmp_path, capsys):
-    from tracktale.pipeline import RunSummary, print_summary
+    from tracktale.app.pipeline import RunSummary, print_summary
 
     header = "model,term,label,b,se,z,p,odds_ratio,or_low,or_high,p_permutation\n"
     rows = {
