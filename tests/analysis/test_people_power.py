@@ -6,8 +6,8 @@ import random
 import numpy as np
 import pytest
 
+from tests.app.test_cli import run
 from tests.conftest import _generated
-from tests.tracktale.test_cli import run
 from tracktale.analysis.people_power import (
     PeoplePowerSettings,
     default_effects,
