@@ -50,13 +50,9 @@ def _permutations(default: int, help_text: str) -> Any:
 
 
 def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
-    from tracktale.analysis.data import load_stimulus_sets
+    from tracktale.analysis.data import human_stimulus_set, load_stimulus_sets
 
-    if paths:
-        return load_stimulus_sets(paths)
-    from tracktale.stimuli.registry import get_paradigm
-
-    return [get_paradigm("narrative").generate_set("human", 1)]
+    return load_stimulus_sets(paths) if paths else [human_stimulus_set()]
 
 
 @analysis.command()
@@ -488,7 +484,9 @@ def power(
         size_list = [int(part) for part in sizes.split(",") if part.strip()]
     except ValueError:
         raise TracktaleError(f"--sizes: {sizes!r} is not a list of integers") from None
-    stimulus_set = _paradigm_set(stimuli_dirs, paradigm)
+    from tracktale.analysis.data import human_stimulus_set
+
+    stimulus_set = human_stimulus_set(stimuli_dirs, paradigm)
     if stimulus_set.manifest.paradigm != "narrative":
         from tracktale.analysis.people_power import PeoplePowerSettings, parse_effects
 
@@ -531,20 +529,6 @@ def power(
         save_table(table, out, "power", f"Power for {term} (alpha {alpha})")
         power_figure(table, out, term)
         click.echo(f"wrote {out}/power.csv and {out}/power_curve.png")
-
-
-def _paradigm_set(stimuli_dirs: tuple[Path, ...], paradigm: str | None) -> Any:
-    """The --stimuli set (of --paradigm where both are given), or the paradigm's human set."""
-    if not stimuli_dirs and paradigm not in (None, "narrative"):
-        from tracktale.stimuli.registry import get_paradigm
-
-        return get_paradigm(paradigm).generate_set("human", 1)
-    stimulus_set = _stimulus_sets(stimuli_dirs)[0]
-    if paradigm is not None and stimulus_set.manifest.paradigm != paradigm:
-        raise TracktaleError(
-            f"--paradigm {paradigm}: the --stimuli set is a {stimulus_set.manifest.paradigm} set"
-        )
-    return stimulus_set
 
 
 def _people_power(stimulus_set: Any, settings: Any, out: Path | None) -> None:

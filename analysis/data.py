@@ -349,6 +349,26 @@ def load_stimulus_sets(sources: Iterable[Any]) -> list[StimulusSet]:
     return sets
 
 
+def human_stimulus_set(sources: Iterable[Any] = (), paradigm: str | None = None) -> StimulusSet:
+    """The first of ``sources``, else the human protocol of ``paradigm`` (narrative), seed 1.
+
+    Raises:
+        TracktaleError: For a folder that is not a stimulus set, or a set of another paradigm
+            than ``paradigm``.
+    """
+    sources = list(sources)
+    if not sources:
+        from tracktale.stimuli.registry import get_paradigm
+
+        return get_paradigm(paradigm or "narrative").generate_set("human", 1)
+    stimulus_set = load_stimulus_sets(sources)[0]
+    if paradigm is not None and stimulus_set.manifest.paradigm != paradigm:
+        raise TracktaleError(
+            f"--paradigm {paradigm}: the --stimuli set is a {stimulus_set.manifest.paradigm} set"
+        )
+    return stimulus_set
+
+
 def item_table(sets: Iterable[StimulusSet]) -> pd.DataFrame:
     """One row per item: id, paradigm, role, set sha256, every condition and scalar meta field.
 
