@@ -57,6 +57,8 @@ ANCHORS = {"minicons conditional_score": "minicons", "lm-eval HFLM.loglikelihood
 
 def spread(items, n: int):
     """``n`` items spread evenly over the protocol (every cell and template represented)."""
+    if n <= 0:
+        return []
     step = max(1, len(items) // n)
     return items[::step][:n]
 
@@ -261,7 +263,9 @@ def parse_args():
     parser.add_argument(
         "--pairs", type=int, default=96, help="implicit pairs, same model (0 skips it)"
     )
-    parser.add_argument("--generations", type=int, default=32, help="prompts, 8 new tokens")
+    parser.add_argument(
+        "--generations", type=int, default=32, help="prompts, 8 new tokens (0 skips it)"
+    )
     parser.add_argument(
         "--long-budget",
         type=int,
@@ -320,8 +324,9 @@ def main() -> None:
             bench_implicit(scorer, [(i.choice.prefix, i.choice.good, i.choice.bad) for i in picked])
         prompts = [i.prompt for i in spread(everything, ARGS.generations)]
         narrative_budget = get_paradigm("narrative").max_new_tokens
-        bench_generation(scorer, prompts, narrative_budget, ARGS.rounds)
-        if ARGS.long_budget:
+        if prompts:
+            bench_generation(scorer, prompts, narrative_budget, ARGS.rounds)
+        if ARGS.long_budget and len(prompts) > 1:
             half = prompts[: len(prompts) // 2]
             bench_generation(scorer, half, ARGS.long_budget, max(1, ARGS.rounds - 1))
         del scorer, LM_EVAL
