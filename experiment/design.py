@@ -30,7 +30,9 @@ import hashlib
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from tracktale.errors import TracktaleError
 from tracktale.item import Item
@@ -58,7 +60,7 @@ class DesignConfig:
     """
 
     seed: int = 1
-    practice_per_format: int = 2
+    practice_per_format: Annotated[int, Field(ge=0)] = 2
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import yaml
 
@@ -24,6 +26,28 @@ def write(tmp_path, text):
 def test_the_packaged_default_file_is_the_default_config():
     assert study_from_dict(yaml.safe_load(default_study_yaml())) == StudyConfig()
     assert load_study(None).paper_timing
+
+
+def _declared_keys(cls, prefix=""):
+    keys = set()
+    for declared in dataclasses.fields(cls):
+        if dataclasses.is_dataclass(declared.default_factory):
+            keys |= _declared_keys(declared.default_factory, f"{declared.name}.")
+        elif declared.name != "source_file":
+            keys.add(prefix + declared.name)
+    return keys
+
+
+def _file_keys(data, prefix=""):
+    keys = set()
+    for key, value in data.items():
+        nested = isinstance(value, dict)
+        keys |= _file_keys(value, f"{key}.") if nested else {prefix + key}
+    return keys
+
+
+def test_the_packaged_default_file_documents_every_declared_key():
+    assert _file_keys(yaml.safe_load(default_study_yaml())) == _declared_keys(StudyConfig)
 
 
 def test_a_study_file_overrides_only_what_it_names(tmp_path):
