@@ -6,7 +6,10 @@
  * - `finishOnce(finish)`: a trial can be ended by a key, a click and its time limit at nearly
  *   the same moment; only the first of them may end it, or jsPsych would record two trials;
  * - `elapsedMs(start)`: milliseconds since a `performance.now()` reading, to 0.1 ms, as every
- *   plugin records its times.
+ *   plugin records its times;
+ * - `timedResponseParameters(ParameterType, defaults)` and `timedResponseData(ParameterType)`:
+ *   the parameters and data fields of every plugin that takes an answer within a time limit,
+ *   spread into its jsPsych 8 `info` beside its own.
  */
 /* exported TracktalePluginHelpers */
 var TracktalePluginHelpers = (function () {
@@ -35,5 +38,37 @@ var TracktalePluginHelpers = (function () {
     return Math.round((performance.now() - start) * 10) / 10;
   }
 
-  return { timerBar, finishOnce, elapsedMs };
+  /**
+   * The parameters of a timed answer (spread into `info.parameters`): `trial_duration`, the
+   * longest time to answer in ms (`duration` is the plugin's default); `button_label`, the
+   * submit button's label (null: no button, ENTER only, where the plugin takes ENTER);
+   * `show_timer`, a bar that shrinks as the time runs out; and, where the plugin has text
+   * boxes (`maxLength` given), `max_length`, the longest answer each box accepts.
+   */
+  function timedResponseParameters(ParameterType, { duration, maxLength }) {
+    const parameters = {
+      trial_duration: { type: ParameterType.INT, default: duration },
+      button_label: { type: ParameterType.STRING, default: "Submit" },
+      show_timer: { type: ParameterType.BOOL, default: true },
+    };
+    if (maxLength !== undefined) {
+      parameters.max_length = { type: ParameterType.INT, default: maxLength };
+    }
+    return parameters;
+  }
+
+  /**
+   * The data fields of a timed answer (spread into `info.data`): `response`, the answer as the
+   * plugin records it; `rt`, ms from the moment the task is on screen to the submission;
+   * `timed_out`, the time ran out first (then `response` and `rt` are null).
+   */
+  function timedResponseData(ParameterType) {
+    return {
+      response: { type: ParameterType.STRING },
+      rt: { type: ParameterType.FLOAT },
+      timed_out: { type: ParameterType.BOOL },
+    };
+  }
+
+  return { timerBar, finishOnce, elapsedMs, timedResponseParameters, timedResponseData };
 })();

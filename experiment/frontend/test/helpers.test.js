@@ -40,3 +40,30 @@ test("elapsedMs counts from a performance.now() reading, to a tenth of a millise
   assert.ok(elapsed >= 1234.5 && elapsed < 1300, String(elapsed));
   assert.equal(Math.round(elapsed * 10), elapsed * 10);
 });
+
+test("the timed answer's parameters and data fields are declared once, with each plugin's defaults", () => {
+  const window = loadPage();
+  const { ParameterType } = window.jsPsychModule;
+  const helpers = window.TracktalePluginHelpers;
+  // Objects of the page's realm: compared as JSON (deepEqual would compare their prototypes).
+  const json = (value) => JSON.parse(JSON.stringify(value));
+  const expected = [
+    [window.jsPsychTimedTextResponse, 15000, 40],
+    [window.jsPsychArithmeticProcedure, 240000, 40],
+    [window.jsPsychBoxesGrid, 90000, undefined],
+  ];
+  for (const [plugin, duration, maxLength] of expected) {
+    const { parameters, data } = plugin.info;
+    const shared = helpers.timedResponseParameters(ParameterType, { duration, maxLength });
+    for (const [name, spec] of Object.entries(shared)) {
+      assert.deepEqual(json(parameters[name]), json(spec), `${plugin.info.name}: ${name}`);
+    }
+    assert.equal(parameters.trial_duration.default, duration);
+    assert.equal(parameters.max_length?.default, maxLength);
+    assert.equal(parameters.show_timer.type, ParameterType.BOOL);
+    for (const [name, spec] of Object.entries(helpers.timedResponseData(ParameterType))) {
+      assert.deepEqual(json(data[name]), json(spec), `${plugin.info.name}: ${name}`);
+    }
+    assert.equal(data.rt.type, ParameterType.FLOAT);
+  }
+});

@@ -15,7 +15,8 @@
 var jsPsychArithmeticProcedure = (function (jspsych) {
   "use strict";
 
-  const { timerBar, finishOnce, elapsedMs } = TracktalePluginHelpers;
+  const { timerBar, finishOnce, elapsedMs, timedResponseParameters, timedResponseData } =
+    TracktalePluginHelpers;
 
   const info = {
     name: "arithmetic-procedure",
@@ -38,28 +39,17 @@ var jsPsychArithmeticProcedure = (function (jspsych) {
         array: true,
         default: [],
       },
-      /** Longest time to answer in ms. */
-      trial_duration: { type: jspsych.ParameterType.INT, default: 240000 },
-      /** Longest answer accepted by each box. */
-      max_length: { type: jspsych.ParameterType.INT, default: 40 },
       /** Shown when the answer box is submitted empty. */
       empty_message: { type: jspsych.ParameterType.STRING, default: "Type a value first." },
-      /** Label of the submit button (null: no button, ENTER only). */
-      button_label: { type: jspsych.ParameterType.STRING, default: "Submit" },
-      /** Show a bar that shrinks as the time runs out. */
-      show_timer: { type: jspsych.ParameterType.BOOL, default: true },
+      ...timedResponseParameters(jspsych.ParameterType, { duration: 240000, maxLength: 40 }),
     },
     data: {
-      /** The returned value as typed (null after a timeout). */
-      response: { type: jspsych.ParameterType.STRING },
+      /** `response`: the returned value as typed; `rt`: from procedure onset. */
+      ...timedResponseData(jspsych.ParameterType),
       /** Each probed variable's value as typed ("" where left empty); {} without probes. */
       intermediates: { type: jspsych.ParameterType.OBJECT },
       /** "key" (ENTER) or "button" (null after a timeout). */
       input: { type: jspsych.ParameterType.STRING },
-      /** Time from procedure onset to the submission in ms (null after a timeout). */
-      rt: { type: jspsych.ParameterType.FLOAT },
-      /** The time ran out before an answer was submitted. */
-      timed_out: { type: jspsych.ParameterType.BOOL },
       /** Number of steps shown (lines starting "Step "). */
       steps_shown: { type: jspsych.ParameterType.INT },
     },

@@ -14,7 +14,8 @@
 var jsPsychBoxesGrid = (function (jspsych) {
   "use strict";
 
-  const { timerBar, finishOnce, elapsedMs } = TracktalePluginHelpers;
+  const { timerBar, finishOnce, elapsedMs, timedResponseParameters, timedResponseData } =
+    TracktalePluginHelpers;
 
   const info = {
     name: "boxes-grid",
@@ -27,22 +28,13 @@ var jsPsychBoxesGrid = (function (jspsych) {
         type: jspsych.ParameterType.STRING,
         default: "Set every statement to True or False.",
       },
-      /** Longest time to answer in ms. */
-      trial_duration: { type: jspsych.ParameterType.INT, default: 90000 },
-      /** Label of the submit button. */
-      button_label: { type: jspsych.ParameterType.STRING, default: "Submit" },
-      /** Show a bar that shrinks as the time runs out. */
-      show_timer: { type: jspsych.ParameterType.BOOL, default: true },
+      ...timedResponseParameters(jspsych.ParameterType, { duration: 90000 }),
     },
     data: {
-      /** One letter per statement, T or F, in order (null after a timeout). */
-      response: { type: jspsych.ParameterType.STRING },
+      /** `response`: one letter per statement, T or F, in order; `rt`: from the grid's onset. */
+      ...timedResponseData(jspsych.ParameterType),
       /** The grid in the model's answer format (null after a timeout). */
       answer: { type: jspsych.ParameterType.STRING },
-      /** Time from the grid's onset to the submission in ms (null after a timeout). */
-      rt: { type: jspsych.ParameterType.FLOAT },
-      /** The time ran out before the grid was submitted. */
-      timed_out: { type: jspsych.ParameterType.BOOL },
       /** How many times a value was set or changed (clicks and keys). */
       changes: { type: jspsych.ParameterType.INT },
     },

@@ -12,7 +12,8 @@
 var jsPsychTimedTextResponse = (function (jspsych) {
   "use strict";
 
-  const { timerBar, finishOnce, elapsedMs } = TracktalePluginHelpers;
+  const { timerBar, finishOnce, elapsedMs, timedResponseParameters, timedResponseData } =
+    TracktalePluginHelpers;
 
   const info = {
     name: "timed-text-response",
@@ -25,26 +26,15 @@ var jsPsychTimedTextResponse = (function (jspsych) {
         type: jspsych.ParameterType.STRING,
         default: "Complete the sentence with one word and press ENTER (or Submit).",
       },
-      /** Longest time to answer in ms. */
-      trial_duration: { type: jspsych.ParameterType.INT, default: 15000 },
-      /** Longest answer accepted by the text box. */
-      max_length: { type: jspsych.ParameterType.INT, default: 40 },
       /** Shown when ENTER is pressed on an empty box. */
       empty_message: { type: jspsych.ParameterType.STRING, default: "Type a word first." },
-      /** Label of the submit button (null: no button, ENTER only). */
-      button_label: { type: jspsych.ParameterType.STRING, default: "Submit" },
-      /** Show a bar that shrinks as the time runs out. */
-      show_timer: { type: jspsych.ParameterType.BOOL, default: true },
+      ...timedResponseParameters(jspsych.ParameterType, { duration: 15000, maxLength: 40 }),
     },
     data: {
-      /** The answer as typed (null after a timeout). */
-      response: { type: jspsych.ParameterType.STRING },
+      /** `response`: the answer as typed; `rt`: from probe onset to the submission. */
+      ...timedResponseData(jspsych.ParameterType),
       /** "key" (ENTER) or "button" (null after a timeout). */
       input: { type: jspsych.ParameterType.STRING },
-      /** Time from probe onset to ENTER in ms (null after a timeout). */
-      rt: { type: jspsych.ParameterType.FLOAT },
-      /** The time ran out before an answer was submitted. */
-      timed_out: { type: jspsych.ParameterType.BOOL },
       /** The probe shown. */
       probe: { type: jspsych.ParameterType.STRING },
     },
