@@ -26,8 +26,8 @@ from tracktale.errors import TracktaleError
 from tracktale.ethics import EthicsDetails
 from tracktale.experiment.design import DesignConfig
 from tracktale.experiment.paradigms import DEFAULT_PARADIGM, get_human_study, human_study_names
-from tracktale.experiment.study_schema import matches, rule, validated
-from tracktale.schema.derive import hints
+from tracktale.experiment.study_schema import Comment, commented_yaml, matches, rule, validated
+from tracktale.schema.derive import base_type, hints
 from tracktale.settings import data_dir
 
 PAPER_READING_MS = 40_000
@@ -43,6 +43,28 @@ CODE = matches(r"[A-Za-z0-9_-]{1,64}", "may use letters, digits, _ and -")
 STUDY_ID = matches(
     r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", "may use letters, digits, ._-", show_value=True
 )
+PARADIGM_COMMENT = Comment(
+    "Which paradigm's human study runs: {paradigms} (tracktale experiment serve --paradigm).\n"
+    "A file naming another paradigm gets that study's study_id, title and timing as defaults.",
+    above=True,
+)
+STIMULI_COMMENT = Comment(
+    "The human-protocol stimulus set (tracktale stimuli generate --protocol human --out DIR).\n"
+    "null: $TRACKTALE_DATA/stimuli/<paradigm>-human-s<stimulus_seed>, generated when missing.",
+    above=True,
+)
+DATABASE_COMMENT = Comment(
+    "SQLite file or SQLAlchemy URL; $DATABASE_URL wins.\n"
+    "null: $TRACKTALE_DATA/study/<study_id>.sqlite",
+    above=True,
+)
+ETHICS_COMMENT = Comment(
+    "Filled into ethics/ (consent, information sheet, debrief, data plan, checklist).", above=True
+)
+DEFAULT_FILE_HEADER = """\
+A tracktale study file. Every key is optional: what is left out keeps the value shown here.
+Secrets never go into this file: set TRACKTALE_ADMIN_SECRET (and optionally
+TRACKTALE_SECRET_KEY, TRACKTALE_EXPORT_SALT, DATABASE_URL) in the environment."""
 REDIRECT_URL = (
     rule(lambda url: "{code}" in url, "must contain {code}"),
     rule(lambda url: url.startswith(("https://", "http://")), "must be an http(s) URL"),
@@ -53,9 +75,15 @@ REDIRECT_URL = (
 class Timing:
     """Time limits of a trial (the source paper: 40 s reading, 15 s response)."""
 
-    reading_ms: Annotated[int, Field(ge=500, le=600_000)] = PAPER_READING_MS
-    response_ms: Annotated[int, Field(ge=500, le=600_000)] = PAPER_RESPONSE_MS
-    feedback_ms: Annotated[int, Field(ge=500, le=600_000)] = 2500
+    reading_ms: Annotated[
+        int, Field(ge=500, le=600_000), Comment("the source paper: 40 s to read a story")
+    ] = PAPER_READING_MS
+    response_ms: Annotated[
+        int,
+        Field(ge=500, le=600_000),
+        Comment("and 15 s to answer, reading the question included"),
+    ] = PAPER_RESPONSE_MS
+    feedback_ms: Annotated[int, Field(ge=500, le=600_000), Comment("practice feedback")] = 2500
     """How long practice feedback stays up (it can be dismissed earlier)."""
 
 
@@ -63,11 +91,16 @@ class Timing:
 class Prolific:
     """Prolific's codes and redirect."""
 
-    completion_code: Annotated[str, CODE] = "TRACKTALE-COMPLETE"
+    completion_code: Annotated[
+        str, CODE, Comment("set these to the codes of your Prolific study")
+    ] = "TRACKTALE-COMPLETE"
     screenout_code: Annotated[str, CODE] = "TRACKTALE-SCREENOUT"
     completion_url: Annotated[str, *REDIRECT_URL] = PROLIFIC_COMPLETION_URL
     """Redirect target; ``{code}`` is replaced by the completion or screen-out code."""
-    study_id: Annotated[str, CODE] | None = None
+    study_id: Annotated[
+        Annotated[str, CODE] | None,
+        Comment("Prolific's study id: set it to refuse links of other studies"),
+    ] = None
     """Prolific's id of the study; when set, a session must come with this ``STUDY_ID``."""
 
     def redirect(self, code: str) -> str:
@@ -91,7 +124,10 @@ class RateLimits:
 
     sessions_per_ip_per_minute: Annotated[int, Field(ge=1)] = 30
     writes_per_participant_per_minute: Annotated[int, Field(ge=1)] = 240
-    storage_uri: str | None = None
+    storage_uri: Annotated[
+        str | None,
+        Comment("null: a SQLite file beside the database; or memcached://host:11211"),
+    ] = None
 
 
 @dataclass(frozen=True)
@@ -132,24 +168,47 @@ class StudyConfig:
         source_file: The YAML file it was read from (``None`` for the defaults).
     """
 
-    study_id: Annotated[str, STUDY_ID] = "narrative-entity-tracking"
-    title: str = "Reading short stories"
-    stimuli: str | None = None
+    paradigm: Annotated[str, PARADIGM_COMMENT] = DEFAULT_PARADIGM
+    study_id: Annotated[str, STUDY_ID, Comment("stored with every row; letters, digits, . _ -")] = (
+        "narrative-entity-tracking"
+    )
+    title: Annotated[str, Comment("the browser tab's title")] = "Reading short stories"
+    stimuli: Annotated[str | None, STIMULI_COMMENT] = None
     stimulus_seed: int = 1
-    database: str | None = None
+    database: Annotated[str | None, DATABASE_COMMENT] = None
     timing: Timing = field(default_factory=Timing)
     prolific: Prolific = field(default_factory=Prolific)
     design: DesignConfig = field(default_factory=DesignConfig)
-    ethics: EthicsDetails = field(default_factory=EthicsDetails)
-    rate_limits: RateLimits = field(default_factory=RateLimits)
-    allow_missing_pid: bool = False
-    trusted_proxies: Annotated[int, Field(ge=0, le=5)] = 0
-    secure_cookies: bool = False
-    progress_indicator: bool = True
-    timeout_notice_ms: Annotated[int, Field(ge=0, le=10_000)] = 1500
-    typed_answer_rule: Literal["one-answer", "contains"] = "one-answer"
-    probe_values: Annotated[int, Field(ge=0, le=5)] = 0
-    paradigm: str = DEFAULT_PARADIGM
+    ethics: Annotated[EthicsDetails, ETHICS_COMMENT] = field(default_factory=EthicsDetails)
+    rate_limits: Annotated[
+        RateLimits, Comment("shared by every server process (Flask-Limiter)")
+    ] = field(default_factory=RateLimits)
+    allow_missing_pid: Annotated[
+        bool, Comment("true lets people in without a PROLIFIC_PID (previews only)")
+    ] = False
+    trusted_proxies: Annotated[
+        int,
+        Field(ge=0, le=5),
+        Comment("1 behind one reverse proxy (nginx, Caddy) that sets X-Forwarded-*"),
+    ] = 0
+    secure_cookies: Annotated[bool, Comment("true when served over HTTPS")] = False
+    progress_indicator: Annotated[
+        bool, Comment('"Story 12 of 50" above the trials (ours, not the paper\'s)')
+    ] = True
+    timeout_notice_ms: Annotated[
+        int,
+        Field(ge=0, le=10_000),
+        Comment('a "Time is up" notice after a main trial runs out; 0: none'),
+    ] = 1500
+    typed_answer_rule: Annotated[
+        Literal["one-answer", "contains"],
+        Comment("or contains: the paper's model rule (see the README)"),
+    ] = "one-answer"
+    probe_values: Annotated[
+        int,
+        Field(ge=0, le=5),
+        Comment("arithmetic: intermediate values asked per trial (ours; 0-5)"),
+    ] = 0
     source_file: str | None = None
 
     @property
@@ -280,12 +339,8 @@ def study_from_dict(
 
 def _sections() -> dict[str, type]:
     """The study file's nested mappings (``timing:``, ``prolific:``, ...) and their classes."""
-    types = hints(StudyConfig)
-    return {
-        f.name: types[f.name]
-        for f in dataclasses.fields(StudyConfig)
-        if is_dataclass(types[f.name])
-    }
+    types = {f.name: base_type(hints(StudyConfig)[f.name]) for f in dataclasses.fields(StudyConfig)}
+    return {name: cls for name, cls in types.items() if is_dataclass(cls)}
 
 
 def _plain_section(section: Any) -> Any:
@@ -361,5 +416,10 @@ def check_study(config: StudyConfig) -> StudyConfig:
 
 
 def default_study_yaml() -> str:
-    """The packaged, commented default study file (a starting point for a real study)."""
-    return (Path(__file__).parent / "default_study.yaml").read_text(encoding="utf-8")
+    """The commented default study file (a starting point for a real study).
+
+    Written from the declaration above: every key with its default and its comment. The
+    packaged ``default_study.yaml`` is a copy (a test keeps it current).
+    """
+    text = commented_yaml(StudyConfig, DEFAULT_FILE_HEADER, skip=("source_file",))
+    return text.replace("{paradigms}", ", ".join(human_study_names()))

@@ -35,6 +35,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from tracktale.errors import TracktaleError
+from tracktale.experiment.study_schema import Comment
 from tracktale.item import Item
 from tracktale.stimulus_set import StimulusSet
 
@@ -59,7 +60,9 @@ class DesignConfig:
         practice_per_format: Practice trials before each main block.
     """
 
-    seed: int = 1
+    seed: Annotated[
+        int, Comment("which items are explicit in lists L1/L2 (and implicit in L3/L4)")
+    ] = 1
     practice_per_format: Annotated[int, Field(ge=0)] = 2
 
 

@@ -6,22 +6,34 @@ rules: the type, bounds as ``Field(ge=..., le=...)``, choices as ``Literal`` and
 (:func:`tracktale.schema.derive.record_model`) checks the values, and :func:`validated` words
 the first problem as study files always have, in one line naming the file and the key
 (``study.yaml: 'timing.reading_ms' must be int, got str``, ``study.yaml: timing.reading_ms
-must be between 500 and 600000``, ``study.yaml: unknown key timing.reading``).
+must be between 500 and 600000``, ``study.yaml: unknown key timing.reading``). A field's
+:class:`Comment` documents it in the commented default file that :func:`commented_yaml`
+writes from the same declaration (every key, with its default).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import annotated_types
 import pydantic
+import yaml
 from pydantic import AfterValidator
 from pydantic_core import PydanticCustomError
 
 from tracktale.errors import TracktaleError
-from tracktale.schema.derive import Problem, base_type, choices, first_problem, hints, record_model
+from tracktale.schema.derive import (
+    Problem,
+    base_type,
+    choices,
+    first_problem,
+    hints,
+    record_model,
+)
 
 _RULE = "study_rule"
 
@@ -95,3 +107,66 @@ def _bounds(metadata: list[Any]) -> str:
     if high is not None:
         return f"must be at most {high}"
     return "must not be negative" if low == 0 else f"must be at least {low}"
+
+
+@dataclass(frozen=True)
+class Comment:
+    """A key's comment in the commented default file.
+
+    Attributes:
+        text: The comment (one line or several).
+        above: Written on lines of its own above the key (after a blank line), not after it.
+    """
+
+    text: str
+    above: bool = False
+
+
+_INLINE_COLUMN = 26
+
+
+def _comment(cls: type, name: str) -> Comment | None:
+    metadata = getattr(hints(cls)[name], "__metadata__", ())
+    return next((m for m in metadata if isinstance(m, Comment)), None)
+
+
+def commented_yaml(cls: type, header: str, *, skip: tuple[str, ...] = ()) -> str:
+    """The default of the dataclass ``cls`` as YAML: every key, its default and its comment.
+
+    Args:
+        cls: The file's dataclass; fields that are dataclasses are written as mappings.
+        header: Comment lines opening the file.
+        skip: Fields that are not keys of the file.
+    """
+    lines = [f"# {line}" if line else "#" for line in header.splitlines()]
+    default = cls()
+    after_section = False
+    for field in dataclasses.fields(cls):
+        if field.name in skip:
+            continue
+        value = getattr(default, field.name)
+        comment = _comment(cls, field.name)
+        above = comment is not None and comment.above
+        if above or after_section or dataclasses.is_dataclass(value):
+            lines.append("")
+        after_section = dataclasses.is_dataclass(value)
+        if comment is not None and comment.above:
+            lines += [f"# {line}" for line in comment.text.splitlines()]
+        if not dataclasses.is_dataclass(value):
+            lines.append(_key_line(field.name, value, comment))
+            continue
+        lines.append(_key_line(field.name, None, comment, section=True))
+        for inner in dataclasses.fields(value):
+            inner_comment = _comment(type(value), inner.name)
+            inner_value = getattr(value, inner.name)
+            lines.append(_key_line(inner.name, inner_value, inner_comment, indent="  "))
+    return "\n".join(lines) + "\n"
+
+
+def _key_line(
+    key: str, value: Any, comment: Comment | None, *, section: bool = False, indent: str = ""
+) -> str:
+    text = indent + (f"{key}:" if section else yaml.safe_dump({key: value}, width=1000).strip())
+    if comment is None or comment.above:
+        return text
+    return f"{text:<{_INLINE_COLUMN - 2}}  # {comment.text}"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 import yaml
 
 from tracktale.errors import TracktaleError
+from tracktale.experiment import config
 from tracktale.experiment.config import (
     Secrets,
     StudyConfig,
@@ -48,6 +50,10 @@ def _file_keys(data, prefix=""):
 
 def test_the_packaged_default_file_documents_every_declared_key():
     assert _file_keys(yaml.safe_load(default_study_yaml())) == _declared_keys(StudyConfig)
+    # The packaged copy is the one written from the declaration (to refresh it:
+    # rm experiment/default_study.yaml && tracktale experiment init experiment/default_study.yaml).
+    packaged = Path(config.__file__).parent / "default_study.yaml"
+    assert packaged.read_text(encoding="utf-8") == default_study_yaml()
 
 
 def test_a_study_file_overrides_only_what_it_names(tmp_path):
