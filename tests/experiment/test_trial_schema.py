@@ -172,13 +172,13 @@ _CASTS = {"Boolean(": "boolean", "probedValues(": "string"}
 def _declared_data(plugin: str) -> dict[str, str]:
     """The ``data`` fields a jsPsych plugin declares, with their JSON types.
 
-    Fields spread in from the shared helper (``...timedResponseData(...)``) are read from
+    Fields spread in from the shared helper (``...helpers.timedResponseData(...)``) are read from
     ``plugin-helpers.js``.
     """
     source = (STATIC / "plugins" / plugin).read_text(encoding="utf-8")
     block = source.split("data: {", 1)[1].split("\n    },", 1)[0]
     found = re.findall(r"(\w+): \{ type: jspsych\.ParameterType\.(\w+)", block)
-    if "...timedResponseData(" in block:
+    if "timedResponseData(" in block:
         helpers = (STATIC / "plugin-helpers.js").read_text(encoding="utf-8")
         shared = helpers.split("function timedResponseData(", 1)[1].split("\n  }", 1)[0]
         found += re.findall(r"(\w+): \{ type: ParameterType\.(\w+)", shared)

@@ -14,8 +14,7 @@
 var jsPsychBoxesGrid = (function (jspsych) {
   "use strict";
 
-  const { timerBar, finishOnce, elapsedMs, timedResponseParameters, timedResponseData } =
-    TracktalePluginHelpers;
+  const helpers = TracktalePluginHelpers;
 
   const info = {
     name: "boxes-grid",
@@ -28,11 +27,11 @@ var jsPsychBoxesGrid = (function (jspsych) {
         type: jspsych.ParameterType.STRING,
         default: "Set every statement to True or False.",
       },
-      ...timedResponseParameters(jspsych.ParameterType, { duration: 90000 }),
+      ...helpers.timedResponseParameters(jspsych.ParameterType, { duration: 90000 }),
     },
     data: {
       /** `response`: one letter per statement, T or F, in order; `rt`: from the grid's onset. */
-      ...timedResponseData(jspsych.ParameterType),
+      ...helpers.timedResponseData(jspsych.ParameterType),
       /** The grid in the model's answer format (null after a timeout). */
       answer: { type: jspsych.ParameterType.STRING },
       /** How many times a value was set or changed (clicks and keys). */
@@ -83,18 +82,10 @@ var jsPsychBoxesGrid = (function (jspsych) {
       }
       const letters = trial.states.map(() => null);
       let changes = 0;
-      const root = document.createElement("div");
-      root.className = "tt-screen tt-boxes-grid";
-      if (trial.show_timer) root.appendChild(timerBar(trial.trial_duration));
-      const prompt = document.createElement("p");
-      prompt.className = "tt-prompt";
-      prompt.textContent = trial.prompt;
-      root.appendChild(prompt);
+      const root = helpers.responseScreen("tt-boxes-grid", trial);
       const grid = document.createElement("div");
       grid.className = "tt-grid";
-      const message = document.createElement("p");
-      message.className = "tt-hint";
-      message.setAttribute("role", "status");
+      const message = helpers.hintLine();
       const set = (row, letter) => {
         letters[row] = letter;
         changes += 1;
@@ -106,20 +97,15 @@ var jsPsychBoxesGrid = (function (jspsych) {
         message.textContent = "";
       };
       trial.states.forEach((name, row) => grid.appendChild(gridRow(name, row, set)));
-      const button = document.createElement("button");
-      button.type = "button";
-      button.className = "jspsych-btn tt-submit";
-      button.textContent = trial.button_label;
+      const button = helpers.submitButton(trial.button_label);
       root.append(grid, button, message);
       display_element.replaceChildren(root);
 
       const start = performance.now();
-      const finish = finishOnce((code) => {
+      const finish = helpers.finishOnce((code) => {
         this.jsPsych.finishTrial({
-          response: code,
+          ...helpers.answerData(code, start),
           answer: code === null ? null : answerText(trial.states, code),
-          rt: code === null ? null : elapsedMs(start),
-          timed_out: code === null,
           changes: changes,
         });
       });
