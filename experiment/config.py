@@ -13,19 +13,21 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import re
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import yaml
+from pydantic import Field
 
 from tracktale.errors import TracktaleError
 from tracktale.ethics import EthicsDetails
 from tracktale.experiment.design import DesignConfig
 from tracktale.experiment.paradigms import DEFAULT_PARADIGM, get_human_study, human_study_names
+from tracktale.experiment.study_schema import Comment, commented_yaml, matches, rule, validated
+from tracktale.schema.derive import base_type, hints
 from tracktale.settings import data_dir
 
 PAPER_READING_MS = 40_000
@@ -37,14 +39,51 @@ EXPORT_SALT_ENV = "TRACKTALE_EXPORT_SALT"
 DATABASE_URL_ENV = "DATABASE_URL"
 STUDY_ENV = "TRACKTALE_STUDY"
 
+CODE = matches(r"[A-Za-z0-9_-]{1,64}", "may use letters, digits, _ and -")
+STUDY_ID = matches(
+    r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", "may use letters, digits, ._-", show_value=True
+)
+PARADIGM_COMMENT = Comment(
+    "Which paradigm's human study runs: {paradigms} (tracktale experiment serve --paradigm).\n"
+    "A file naming another paradigm gets that study's study_id, title and timing as defaults.",
+    above=True,
+)
+STIMULI_COMMENT = Comment(
+    "The human-protocol stimulus set (tracktale stimuli generate --protocol human --out DIR).\n"
+    "null: $TRACKTALE_DATA/stimuli/<paradigm>-human-s<stimulus_seed>, generated when missing.",
+    above=True,
+)
+DATABASE_COMMENT = Comment(
+    "SQLite file or SQLAlchemy URL; $DATABASE_URL wins.\n"
+    "null: $TRACKTALE_DATA/study/<study_id>.sqlite",
+    above=True,
+)
+ETHICS_COMMENT = Comment(
+    "Filled into ethics/ (consent, information sheet, debrief, data plan, checklist).", above=True
+)
+DEFAULT_FILE_HEADER = """\
+A tracktale study file. Every key is optional: what is left out keeps the value shown here.
+Secrets never go into this file: set TRACKTALE_ADMIN_SECRET (and optionally
+TRACKTALE_SECRET_KEY, TRACKTALE_EXPORT_SALT, DATABASE_URL) in the environment."""
+REDIRECT_URL = (
+    rule(lambda url: "{code}" in url, "must contain {code}"),
+    rule(lambda url: url.startswith(("https://", "http://")), "must be an http(s) URL"),
+)
+
 
 @dataclass(frozen=True)
 class Timing:
     """Time limits of a trial (the source paper: 40 s reading, 15 s response)."""
 
-    reading_ms: int = PAPER_READING_MS
-    response_ms: int = PAPER_RESPONSE_MS
-    feedback_ms: int = 2500
+    reading_ms: Annotated[
+        int, Field(ge=500, le=600_000), Comment("the source paper: 40 s to read a story")
+    ] = PAPER_READING_MS
+    response_ms: Annotated[
+        int,
+        Field(ge=500, le=600_000),
+        Comment("and 15 s to answer, reading the question included"),
+    ] = PAPER_RESPONSE_MS
+    feedback_ms: Annotated[int, Field(ge=500, le=600_000), Comment("practice feedback")] = 2500
     """How long practice feedback stays up (it can be dismissed earlier)."""
 
 
@@ -52,11 +91,16 @@ class Timing:
 class Prolific:
     """Prolific's codes and redirect."""
 
-    completion_code: str = "TRACKTALE-COMPLETE"
-    screenout_code: str = "TRACKTALE-SCREENOUT"
-    completion_url: str = PROLIFIC_COMPLETION_URL
+    completion_code: Annotated[
+        str, CODE, Comment("set these to the codes of your Prolific study")
+    ] = "TRACKTALE-COMPLETE"
+    screenout_code: Annotated[str, CODE] = "TRACKTALE-SCREENOUT"
+    completion_url: Annotated[str, *REDIRECT_URL] = PROLIFIC_COMPLETION_URL
     """Redirect target; ``{code}`` is replaced by the completion or screen-out code."""
-    study_id: str | None = None
+    study_id: Annotated[
+        Annotated[str, CODE] | None,
+        Comment("Prolific's study id: set it to refuse links of other studies"),
+    ] = None
     """Prolific's id of the study; when set, a session must come with this ``STUDY_ID``."""
 
     def redirect(self, code: str) -> str:
@@ -78,9 +122,12 @@ class RateLimits:
             ``redis://host:6379``) for servers on several machines.
     """
 
-    sessions_per_ip_per_minute: int = 30
-    writes_per_participant_per_minute: int = 240
-    storage_uri: str | None = None
+    sessions_per_ip_per_minute: Annotated[int, Field(ge=1)] = 30
+    writes_per_participant_per_minute: Annotated[int, Field(ge=1)] = 240
+    storage_uri: Annotated[
+        str | None,
+        Comment("null: a SQLite file beside the database; or memcached://host:11211"),
+    ] = None
 
 
 @dataclass(frozen=True)
@@ -121,24 +168,47 @@ class StudyConfig:
         source_file: The YAML file it was read from (``None`` for the defaults).
     """
 
-    study_id: str = "narrative-entity-tracking"
-    title: str = "Reading short stories"
-    stimuli: str | None = None
+    paradigm: Annotated[str, PARADIGM_COMMENT] = DEFAULT_PARADIGM
+    study_id: Annotated[str, STUDY_ID, Comment("stored with every row; letters, digits, . _ -")] = (
+        "narrative-entity-tracking"
+    )
+    title: Annotated[str, Comment("the browser tab's title")] = "Reading short stories"
+    stimuli: Annotated[str | None, STIMULI_COMMENT] = None
     stimulus_seed: int = 1
-    database: str | None = None
+    database: Annotated[str | None, DATABASE_COMMENT] = None
     timing: Timing = field(default_factory=Timing)
     prolific: Prolific = field(default_factory=Prolific)
     design: DesignConfig = field(default_factory=DesignConfig)
-    ethics: EthicsDetails = field(default_factory=EthicsDetails)
-    rate_limits: RateLimits = field(default_factory=RateLimits)
-    allow_missing_pid: bool = False
-    trusted_proxies: int = 0
-    secure_cookies: bool = False
-    progress_indicator: bool = True
-    timeout_notice_ms: int = 1500
-    typed_answer_rule: str = "one-answer"
-    probe_values: int = 0
-    paradigm: str = DEFAULT_PARADIGM
+    ethics: Annotated[EthicsDetails, ETHICS_COMMENT] = field(default_factory=EthicsDetails)
+    rate_limits: Annotated[
+        RateLimits, Comment("shared by every server process (Flask-Limiter)")
+    ] = field(default_factory=RateLimits)
+    allow_missing_pid: Annotated[
+        bool, Comment("true lets people in without a PROLIFIC_PID (previews only)")
+    ] = False
+    trusted_proxies: Annotated[
+        int,
+        Field(ge=0, le=5),
+        Comment("1 behind one reverse proxy (nginx, Caddy) that sets X-Forwarded-*"),
+    ] = 0
+    secure_cookies: Annotated[bool, Comment("true when served over HTTPS")] = False
+    progress_indicator: Annotated[
+        bool, Comment('"Story 12 of 50" above the trials (ours, not the paper\'s)')
+    ] = True
+    timeout_notice_ms: Annotated[
+        int,
+        Field(ge=0, le=10_000),
+        Comment('a "Time is up" notice after a main trial runs out; 0: none'),
+    ] = 1500
+    typed_answer_rule: Annotated[
+        Literal["one-answer", "contains"],
+        Comment("or contains: the paper's model rule (see the README)"),
+    ] = "one-answer"
+    probe_values: Annotated[
+        int,
+        Field(ge=0, le=5),
+        Comment("arithmetic: intermediate values asked per trial (ours; 0-5)"),
+    ] = 0
     source_file: str | None = None
 
     @property
@@ -174,11 +244,12 @@ class StudyConfig:
 
     def with_changes(self, **changes: Any) -> StudyConfig:
         """A copy with top-level fields replaced (nested sections as dataclasses or dicts)."""
-        resolved = {
-            name: _section(name, value, getattr(self, name), "with_changes")
+        # Sections given as dataclasses are checked like the file's mappings.
+        plain = {
+            name: _plain_section(value) if is_dataclass(value) else value
             for name, value in changes.items()
         }
-        return dataclasses.replace(self, **resolved)
+        return _built(self, plain, where="with_changes", source_file=self.source_file)
 
 
 @dataclass(frozen=True)
@@ -215,17 +286,6 @@ class Secrets:
 def _derive(secret: str, purpose: str) -> str:
     # Every gunicorn worker must sign cookies with the same key; derive it from the shared secret.
     return hashlib.sha256(f"{purpose}|{secret}".encode()).hexdigest()
-
-
-_SECTIONS = {
-    "timing": Timing,
-    "prolific": Prolific,
-    "design": DesignConfig,
-    "ethics": EthicsDetails,
-    "rate_limits": RateLimits,
-}
-_CODE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_STUDY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def load_study(
@@ -269,17 +329,42 @@ def load_study(
 def study_from_dict(
     data: Mapping[str, Any], *, where: str = "study", source_file: str | None = None
 ) -> StudyConfig:
-    """Build a config from plain data, refusing unknown keys and wrong types."""
-    known = {f.name for f in dataclasses.fields(StudyConfig)} - {"source_file"}
+    """Build a config from plain data over the paradigm's defaults.
+
+    Unknown keys and wrong values are refused by the rules declared on the dataclasses above.
+    """
     defaults = paradigm_defaults(data.get("paradigm", DEFAULT_PARADIGM), where)
-    values: dict[str, Any] = {}
-    for key, value in data.items():
-        if key not in known:
-            hint = " (secrets come from the environment)" if "secret" in str(key) else ""
-            raise TracktaleError(f"{where}: unknown key {key!r}{hint}")
-        default = getattr(defaults, key)
-        values[key] = _section(key, value, default, where)
-    return dataclasses.replace(defaults, **values, source_file=source_file)
+    return _built(defaults, data, where=where, source_file=source_file)
+
+
+def _sections() -> dict[str, type]:
+    """The study file's nested mappings (``timing:``, ``prolific:``, ...) and their classes."""
+    types = {f.name: base_type(hints(StudyConfig)[f.name]) for f in dataclasses.fields(StudyConfig)}
+    return {name: cls for name, cls in types.items() if is_dataclass(cls)}
+
+
+def _plain_section(section: Any) -> Any:
+    return section if isinstance(section, type) else dataclasses.asdict(section)
+
+
+def _built(
+    base: StudyConfig, data: Mapping[str, Any], *, where: str, source_file: str | None
+) -> StudyConfig:
+    """``base`` with the keys of ``data`` (a section's keys over ``base``'s section) checked."""
+    if "source_file" in data:  # set from where the file was read, never by the file
+        raise TracktaleError(f"{where}: unknown key 'source_file'")
+    values = {f.name: getattr(base, f.name) for f in dataclasses.fields(StudyConfig)}
+    values.update(data, source_file=source_file)
+    for name, cls in _sections().items():
+        given = data.get(name)
+        if name not in data or isinstance(given, cls):
+            continue
+        if not isinstance(given, Mapping):
+            raise TracktaleError(f"{where}: {name!r} must be a mapping")
+        merged = {**dataclasses.asdict(getattr(base, name)), **given}
+        values[name] = validated(cls, merged, where=where, prefix=f"{name}.")
+    config: StudyConfig = validated(StudyConfig, values, where=where)
+    return config
 
 
 def paradigm_defaults(paradigm: Any, where: str = "study") -> StudyConfig:
@@ -305,81 +390,36 @@ def paradigm_defaults(paradigm: Any, where: str = "study") -> StudyConfig:
     )
 
 
-def _section(name: str, value: Any, default: Any, where: str) -> Any:
-    if name in _SECTIONS:
-        if isinstance(value, _SECTIONS[name]):
-            return value
-        if not isinstance(value, Mapping):
-            raise TracktaleError(f"{where}: {name!r} must be a mapping")
-        cls = _SECTIONS[name]
-        names = {f.name: f for f in dataclasses.fields(cls)}
-        for key, inner in value.items():
-            if key not in names:
-                raise TracktaleError(f"{where}: unknown key {name}.{key}")
-            _check_type(f"{name}.{key}", inner, getattr(cls(), key), where)
-        return dataclasses.replace(default, **value)
-    _check_type(name, value, default, where)
-    return value
-
-
-def _check_type(name: str, value: Any, default: Any, where: str) -> None:
-    expected = type(default) if default is not None else str
-    if expected is int and isinstance(value, bool):
-        ok = False
-    else:
-        ok = isinstance(value, expected) or (value is None and default is None)
-    if not ok:
-        raise TracktaleError(
-            f"{where}: {name!r} must be {expected.__name__}, got {type(value).__name__}"
-        )
-
-
 def check_study(config: StudyConfig) -> StudyConfig:
-    """Cross-field checks; returns the config unchanged.
+    """Every declared rule and the checks across keys; returns the config unchanged.
 
     Raises:
         TracktaleError: Naming the offending setting.
     """
     where = config.source_file or "study"
+    sections = {
+        name: validated(
+            cls, dataclasses.asdict(getattr(config, name)), where=where, prefix=name + "."
+        )
+        for name, cls in _sections().items()
+    }
+    fields = {f.name: getattr(config, f.name) for f in dataclasses.fields(StudyConfig)}
+    validated(StudyConfig, {**fields, **sections}, where=where)
     if config.paradigm not in human_study_names():
         raise TracktaleError(
             f"{where}: paradigm {config.paradigm!r} has no human study "
             f"(choose from {', '.join(human_study_names())})"
         )
-    if not _STUDY_ID.match(config.study_id):
-        raise TracktaleError(f"{where}: study_id {config.study_id!r} may use letters, digits, ._-")
-    for key in ("completion_code", "screenout_code"):
-        if not _CODE.match(getattr(config.prolific, key)):
-            raise TracktaleError(f"{where}: prolific.{key} may use letters, digits, _ and -")
-    study = config.prolific.study_id
-    if study is not None and not _CODE.match(study):
-        raise TracktaleError(f"{where}: prolific.study_id may use letters, digits, _ and -")
-    if not 0 <= config.timeout_notice_ms <= 10_000:
-        raise TracktaleError(f"{where}: timeout_notice_ms must be between 0 and 10000")
-    if not 0 <= config.probe_values <= 5:
-        raise TracktaleError(f"{where}: probe_values must be between 0 and 5")
     if config.probe_values and config.paradigm != "arithmetic":
         raise TracktaleError(f"{where}: probe_values applies to the arithmetic study only")
-    if config.typed_answer_rule not in ("one-answer", "contains"):
-        raise TracktaleError(f"{where}: typed_answer_rule must be one-answer or contains")
-    if "{code}" not in config.prolific.completion_url:
-        raise TracktaleError(f"{where}: prolific.completion_url must contain {{code}}")
-    if not config.prolific.completion_url.startswith(("https://", "http://")):
-        raise TracktaleError(f"{where}: prolific.completion_url must be an http(s) URL")
-    timing = config.timing
-    for key in ("reading_ms", "response_ms", "feedback_ms"):
-        if not 500 <= getattr(timing, key) <= 600_000:
-            raise TracktaleError(f"{where}: timing.{key} must be between 500 and 600000")
-    if config.design.practice_per_format < 0:
-        raise TracktaleError(f"{where}: design.practice_per_format must not be negative")
-    if not 0 <= config.trusted_proxies <= 5:
-        raise TracktaleError(f"{where}: trusted_proxies must be between 0 and 5")
-    for key in ("sessions_per_ip_per_minute", "writes_per_participant_per_minute"):
-        if getattr(config.rate_limits, key) < 1:
-            raise TracktaleError(f"{where}: rate_limits.{key} must be at least 1")
     return config
 
 
 def default_study_yaml() -> str:
-    """The packaged, commented default study file (a starting point for a real study)."""
-    return (Path(__file__).parent / "default_study.yaml").read_text(encoding="utf-8")
+    """The commented default study file (a starting point for a real study).
+
+    Written from the declaration above: every key with its default and its comment. The
+    packaged ``default_study.yaml`` is a copy (a test keeps it current).
+    """
+    text = commented_yaml(StudyConfig, DEFAULT_FILE_HEADER, skip=("source_file",))
+    return text.replace("{paradigms}", ", ".join(human_study_names()))

@@ -30,9 +30,12 @@ import hashlib
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from tracktale.errors import TracktaleError
+from tracktale.experiment.study_schema import Comment
 from tracktale.item import Item
 from tracktale.stimulus_set import StimulusSet
 
@@ -57,8 +60,10 @@ class DesignConfig:
         practice_per_format: Practice trials before each main block.
     """
 
-    seed: int = 1
-    practice_per_format: int = 2
+    seed: Annotated[
+        int, Comment("which items are explicit in lists L1/L2 (and implicit in L3/L4)")
+    ] = 1
+    practice_per_format: Annotated[int, Field(ge=0)] = 2
 
 
 @dataclass(frozen=True)

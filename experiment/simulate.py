@@ -131,7 +131,8 @@ def p_correct(person: SimulatedPerson, item: Item, task: str) -> float:
     return 1 / (1 + math.exp(-logit))
 
 
-def _lognormal_ms(rng: random.Random, median: float, sigma: float) -> float:
+def lognormal_ms(rng: random.Random, median: float, sigma: float) -> float:
+    """A simulated time in ms: log-normal around ``median`` (one draw of ``rng``), to 0.1 ms."""
     return round(median * math.exp(rng.gauss(0.0, sigma)), 1)
 
 
@@ -145,11 +146,11 @@ def behave(
     """What the person does on one trial: the request body the page would send."""
     task = shown["task"]
     words = len(item.context.split())
-    reading = _lognormal_ms(rng, (words * 230 + 800) * person.speed, 0.25)
+    reading = lognormal_ms(rng, (words * 230 + 800) * person.speed, 0.25)
     reading_timed_out = reading >= timing["reading_ms"]
     complexity = int(item.condition.get("complexity", 1))
     median = {"explicit": 3200, "implicit": 4300, "comprehension": 3300}[task]
-    response_ms = _lognormal_ms(rng, (median + 450 * (complexity - 1)) * person.speed, 0.4)
+    response_ms = lognormal_ms(rng, (median + 450 * (complexity - 1)) * person.speed, 0.4)
     timed_out = response_ms >= timing["response_ms"]
     correct = rng.random() < p_correct(person, item, task)
     if timed_out:

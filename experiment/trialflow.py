@@ -15,6 +15,7 @@ offline queue (they arrive in order once the connection is back), but not more t
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ from tracktale.experiment.config import Timing
 from tracktale.experiment.design import PlannedTrial
 from tracktale.experiment.storage import Participant, SaveResult
 from tracktale.experiment.validation import ApiError
+from tracktale.schema.derive import request_model
 from tracktale.trial import TrialRecord
 
 if TYPE_CHECKING:
@@ -206,10 +208,31 @@ class TrialDesk:
 
 
 def _record_fields(
-    participant: Participant, planned: PlannedTrial, data: Mapping[str, Any], item_id: str
+    participant: Participant,
+    planned: PlannedTrial,
+    data: Mapping[str, Any],
+    item_id: str,
+    record: type = TrialRecord,
 ) -> dict[str, Any]:
+    """The record's fields from the page (as validated) and from the server's own facts.
+
+    Every field the record declares :class:`~tracktale.schema.fields.Sent` is taken from the
+    request as it is, so a field added to the declaration needs no edit here; one the page
+    may leave out is ``None`` when it has no default. The server's facts come last and win.
+    ``record`` is the record's class (a test extends the declaration with a field).
+    """
+    required = {
+        f.name
+        for f in dataclasses.fields(record)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    }
+    sent = {
+        name: data.get(name)
+        for name in request_model(record).model_fields
+        if name in data or name in required
+    }
     return {
-        "client_trial_id": data["client_trial_id"],
+        **sent,
         "participant_id": participant.participant_id,
         "study_id": participant.study_id,
         "source": participant.source,
@@ -220,14 +243,5 @@ def _record_fields(
         "list_id": participant.list_id,
         "block": planned.block,
         "trial_index": planned.trial_index,
-        "timed_out": data["timed_out"],
-        "reading_time_ms": data["reading_time_ms"],
-        "reading_timed_out": data["reading_timed_out"],
-        "response_time_ms": data.get("response_time_ms"),
         "good_side": planned.good_side,
-        "screen_width": data["screen_width"],
-        "screen_height": data["screen_height"],
-        "blur_count": data["blur_count"],
-        "hidden_count": data["hidden_count"],
-        "intermediates": data.get("intermediates"),
     }

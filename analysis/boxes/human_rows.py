@@ -94,7 +94,8 @@ def simulate_human_trials(
 ) -> pd.DataFrame:
     """Simulated people on a boxes human set, without a server (tests, power analysis).
 
-    Each participant gets the session the study would give (lists in turn), answers every
+    Each participant gets the session the study would give (the list the server assigns,
+    :func:`tracktale.experiment.design.assign_list`, nobody dropping out), answers every
     trial as :meth:`tracktale.experiment.paradigms.boxes.BoxesStudy.behave` does (per-state
     errors that grow with the steps), and is scored as the server scores.
 
@@ -103,9 +104,10 @@ def simulate_human_trials(
         ``task``, ``response`` (the model-format text; ``None`` after a timeout), ``correct``.
     """
     import random
+    from collections import Counter
 
     from tracktale.experiment.config import Timing
-    from tracktale.experiment.design import LIST_IDS, DesignConfig
+    from tracktale.experiment.design import DesignConfig, assign_list
     from tracktale.experiment.paradigms import get_human_study
     from tracktale.experiment.simulate import draw_person
 
@@ -113,10 +115,12 @@ def simulate_human_trials(
     timing = dict(Timing(**study.timing).__dict__)
     master = random.Random(f"boxes-simulate|{seed}")
     rows = []
+    lists: Counter[str] = Counter()
     for index in range(n_participants):
         person = draw_person(master, index)
         rng = random.Random(master.getrandbits(64))
-        list_id = LIST_IDS[index % len(LIST_IDS)]
+        list_id = assign_list(lists)
+        lists[list_id] += 1
         plan = study.build_session(stimulus_set, list_id, rng.getrandbits(48), DesignConfig())
         for planned in plan.trials:
             item = stimulus_set.get(planned.item_id)

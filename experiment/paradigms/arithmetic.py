@@ -30,7 +30,9 @@ from tracktale.errors import TracktaleError
 from tracktale.experiment.design import LIST_IDS, DesignConfig, PlannedTrial, SessionPlan
 from tracktale.experiment.instructions import session_screens
 from tracktale.experiment.paradigms import HumanStudy
+from tracktale.experiment.paradigms.single_task import practice_then_main, served, simulated_request
 from tracktale.experiment.scoring import ScoredResponse
+from tracktale.experiment.simulate import lognormal_ms
 from tracktale.item import Item
 from tracktale.stimuli.arithmetic.executor import Number, parse_value
 from tracktale.stimulus_set import StimulusSet
@@ -128,36 +130,20 @@ class ArithmeticStudy(HumanStudy):
         self, stimulus_set: StimulusSet, list_id: str, session_seed: int, design: DesignConfig
     ) -> SessionPlan:
         """Practice block (block 0), then the list's main trials in a random order (block 1)."""
-        main = list_items(stimulus_set, list_id)
-        practice = stimulus_set.select(role="practice")
-        if len(practice) < design.practice_per_format:
-            raise TracktaleError(
-                f"the design needs {design.practice_per_format} practice items; "
-                f"the stimulus set has {len(practice)} (use the arithmetic human protocol)"
-            )
-        random.Random(f"session|{design.seed}|{session_seed}|arithmetic").shuffle(main)
-        order = [(item, 0) for item in practice[: design.practice_per_format]]
-        order += [(item, 1) for item in main]
-        trials = tuple(
-            PlannedTrial(index, item.item_id, item.role, TASK, block, None)
-            for index, (item, block) in enumerate(order)
+        return practice_then_main(
+            stimulus_set,
+            list_items(stimulus_set, list_id),
+            TASK,
+            (list_id, session_seed, design),
+            stream="|arithmetic",
+            missing_hint=" (use the arithmetic human protocol)",
         )
-        return SessionPlan(list_id, design.seed, session_seed, (TASK, TASK), trials)
 
     def served_content(self, item: Item, planned: PlannedTrial) -> dict[str, Any]:
         """The get-ready text, and the procedure with its inputs (never the result)."""
-        if item.item_id != planned.item_id:
-            raise TracktaleError(f"trial {planned.trial_index} plans item {planned.item_id}")
         procedure, inputs = procedure_text(item)
-        return {
-            "index": planned.trial_index,
-            "block": planned.block,
-            "task": planned.task,
-            "role": planned.role,
-            "item_id": item.item_id,
-            "story": ready_text(item),
-            "parameters": {"procedure": procedure, "inputs": inputs},
-        }
+        parameters = {"procedure": procedure, "inputs": inputs}
+        return served(item, planned, ready_text(item), parameters)
 
     def probe_variables(self, item: Item, count: int) -> list[str]:
         """``count`` variables assigned at evenly spaced steps before the last (ours).
@@ -203,24 +189,13 @@ class ArithmeticStudy(HumanStudy):
     ) -> dict[str, Any]:
         """A simulated person: right less often, and slower, the longer the procedure."""
         steps = int(item.condition["horizon"])
-        ready = _lognormal_ms(rng, 2500 * person.speed)
-        response_ms = _lognormal_ms(rng, (6000 + 7000 * steps) * person.speed)
-        timed_out = response_ms >= timing["response_ms"]
+        ready = lognormal_ms(rng, 2500 * person.speed, 0.35)
+        response_ms = lognormal_ms(rng, (6000 + 7000 * steps) * person.speed, 0.35)
         correct = rng.random() < p_correct(person, item)
-        return {
-            "trial_index": shown["index"],
-            "item_id": shown["item_id"],
-            "task": shown["task"],
-            "response": None if timed_out else typed_answer(rng, item, correct),
-            "timed_out": timed_out,
-            "reading_time_ms": min(ready, float(timing["reading_ms"])),
-            "reading_timed_out": ready >= timing["reading_ms"],
-            "response_time_ms": None if timed_out else response_ms,
-            "screen_width": person.screen[0],
-            "screen_height": person.screen[1],
-            "blur_count": int(rng.random() < 0.03),
-            "hidden_count": int(rng.random() < 0.02),
-        }
+        # The typed answer is drawn only when it is given (the stream's order matters).
+        timed_out = response_ms >= timing["response_ms"]
+        response = None if timed_out else typed_answer(rng, item, correct)
+        return simulated_request(rng, person, shown, timing, (response, ready, response_ms))
 
 
 def p_correct(person: Any, item: Item) -> float:
@@ -281,10 +256,6 @@ def instruction_texts(reading_ms: int, response_ms: int) -> dict[str, Any]:
         ],
         **session_screens(),
     }
-
-
-def _lognormal_ms(rng: random.Random, median: float, sigma: float = 0.35) -> float:
-    return round(median * math.exp(rng.gauss(0.0, sigma)), 1)
 
 
 def _seconds(milliseconds: int) -> str:

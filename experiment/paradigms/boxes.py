@@ -33,8 +33,9 @@ from tracktale.experiment.design import LIST_IDS, DesignConfig, PlannedTrial, Se
 from tracktale.experiment.instructions import _seconds as seconds_text
 from tracktale.experiment.instructions import instructions
 from tracktale.experiment.paradigms import HumanStudy
+from tracktale.experiment.paradigms.single_task import practice_then_main, served, simulated_request
 from tracktale.experiment.scoring import ScoredResponse
-from tracktale.experiment.simulate import _lognormal_ms
+from tracktale.experiment.simulate import lognormal_ms
 from tracktale.item import Item
 from tracktale.stimulus_set import StimulusSet
 
@@ -152,52 +153,17 @@ class BoxesStudy(HumanStudy):
     ) -> SessionPlan:
         """Practice block (block 0), then the list's main trials in a random order (block 1)."""
         main = list_items(stimulus_set, list_id, design.seed)
-        practice = stimulus_set.select(role="practice")
-        if len(practice) < design.practice_per_format:
-            raise TracktaleError(
-                f"the design needs {design.practice_per_format} practice items; "
-                f"the stimulus set has {len(practice)}"
-            )
-        random.Random(f"session|{design.seed}|{session_seed}").shuffle(main)
-        order = [(item, 0) for item in practice[: design.practice_per_format]]
-        order += [(item, 1) for item in main]
-        trials = tuple(
-            PlannedTrial(
-                trial_index=index,
-                item_id=item.item_id,
-                role=item.role,
-                task=TASK,
-                block=block,
-                good_side=None,
-            )
-            for index, (item, block) in enumerate(order)
-        )
-        return SessionPlan(
-            list_id=list_id,
-            design_seed=design.seed,
-            session_seed=session_seed,
-            block_formats=(TASK, TASK),
-            trials=trials,
-        )
+        return practice_then_main(stimulus_set, main, TASK, (list_id, session_seed, design))
 
     def served_content(self, item: Item, planned: PlannedTrial) -> dict[str, Any]:
         """The steps to read, and the grid's parameters (the queried states, in order)."""
-        if item.item_id != planned.item_id:
-            raise TracktaleError(f"trial {planned.trial_index} plans item {planned.item_id}")
         last = item.condition["probe_step"]
-        return {
-            "index": planned.trial_index,
-            "block": planned.block,
-            "task": planned.task,
-            "role": planned.role,
-            "item_id": item.item_id,
-            "story": shown_text(item),
-            "parameters": {
-                "states": list(item.truth["queried"]),
-                "prompt": f"After Step-{last}: set every statement to True or False, "
-                "exactly as the instructions define them.",
-            },
+        parameters = {
+            "states": list(item.truth["queried"]),
+            "prompt": f"After Step-{last}: set every statement to True or False, "
+            "exactly as the instructions define them.",
         }
+        return served(item, planned, shown_text(item), parameters)
 
     def score_trial(
         self, item: Item, planned: PlannedTrial, response: str | None, rule: str
@@ -266,25 +232,12 @@ class BoxesStudy(HumanStudy):
         """A simulated person: each state wrong with a chance that grows with the steps."""
         n_steps = int(item.condition["n_steps"])
         expected = list(item.truth["expected"])
-        reading = _lognormal_ms(rng, (len(shown["story"].split()) * 120 + 4000) * person.speed, 0.3)
-        response_ms = _lognormal_ms(rng, (4000 + 1500 * len(expected)) * person.speed, 0.3)
-        timed_out = response_ms >= timing["response_ms"]
+        reading = lognormal_ms(rng, (len(shown["story"].split()) * 120 + 4000) * person.speed, 0.3)
+        response_ms = lognormal_ms(rng, (4000 + 1500 * len(expected)) * person.speed, 0.3)
         error = p_state_error(person, item, n_steps)
         values = [value != (rng.random() < error) for value in expected]
-        return {
-            "trial_index": shown["index"],
-            "item_id": shown["item_id"],
-            "task": shown["task"],
-            "response": None if timed_out else grid_from_answer(item, values),
-            "timed_out": timed_out,
-            "reading_time_ms": min(reading, float(timing["reading_ms"])),
-            "reading_timed_out": reading >= timing["reading_ms"],
-            "response_time_ms": None if timed_out else response_ms,
-            "screen_width": person.screen[0],
-            "screen_height": person.screen[1],
-            "blur_count": int(rng.random() < 0.03),
-            "hidden_count": int(rng.random() < 0.02),
-        }
+        grid = grid_from_answer(item, values)
+        return simulated_request(rng, person, shown, timing, (grid, reading, response_ms))
 
 
 def p_state_error(person: Any, item: Item, n_steps: int) -> float:

@@ -38,6 +38,21 @@ def test_simulated_people_answer_like_the_server_scores(boxes_set, people):
     assert by_steps[3] > by_steps[6] + 0.1, by_steps
 
 
+def test_simulated_people_get_the_lists_the_study_server_assigns(people):
+    from collections import Counter
+
+    from tracktale.experiment.design import LIST_IDS, assign_list
+
+    counts: Counter[str] = Counter()
+    served = []
+    for _ in range(24):
+        served.append(assign_list(counts))
+        counts[served[-1]] += 1
+    assert served == [LIST_IDS[index % len(LIST_IDS)] for index in range(24)]
+    by_agent = people.drop_duplicates("agent")["list_id"].tolist()
+    assert by_agent == served
+
+
 def test_human_cells_have_participant_clustered_intervals(boxes_set, people):
     table = human_final_step_table(human_scored_items(people, boxes_set))
     assert len(table) == 8 and set(table["model_id"]) == {HUMAN_MODEL_ID}

@@ -16,12 +16,15 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import Counter
-from types import SimpleNamespace
 
+from tests.experiment.browser_session import (
+    answer_closing_screen,
+    check_scores_and_times,
+    stored_trials,
+)
 from tests.experiment.test_browser import (  # noqa: F401
     ARTIFACTS,
     COMPLETION,
-    _survey,
     browser,
     study_page,
 )
@@ -108,17 +111,8 @@ def test_a_whole_arithmetic_session_in_chromium(browser, study_config, storage, 
                 page.get_by_role("button", name="Continue").click()
             elif screen == "notice":
                 page.wait_for_selector(".tt-timeout", state="detached", timeout=5000)
-            elif screen == "survey":
-                _survey(page, SimpleNamespace(shoot=shoot))
-            elif screen == "debrief":
-                page.get_by_role("button", name="Finish").click()
-            elif screen == "final":
-                assert page.locator(".tt-code").inner_text() == "DONE123"
-                page.wait_for_url("https://app.prolific.com/**", timeout=30000)
-            elif screen == "info":
-                page.locator("#jspsych-html-button-response-btngroup button").first.click()
             else:
-                page.wait_for_timeout(200)
+                answer_closing_screen(page, screen, shoot)
         assert page.url == COMPLETION
     context.close()
     assert not errors, errors
@@ -126,19 +120,16 @@ def test_a_whole_arithmetic_session_in_chromium(browser, study_config, storage, 
     assert "The answer was:" in details[0]
     assert progress[0] == "Calculation 1 of 14" and "Calculation 14 of 14" in progress
 
-    trials = sorted(storage.trials(), key=lambda record: record.trial_index)
-    assert [record.trial_index for record in trials] == list(range(14))
+    trials = stored_trials(storage.trials(), practice=2, main=12)
     assert [record.response for record in trials] == typed
-    assert Counter(record.role for record in trials) == {"practice": 2, "main": 12}
     wrong = [record.trial_index for record in trials if not record.correct]
     assert wrong == [0, 4, 5, 6]  # the wrong practice answer, wrong, junk, the timeout
-    assert trials[6].timed_out and trials[6].response is None
-    for record in trials:
-        scored = STUDY.score_trial(stimuli.get(record.item_id), None, record.response, "")
-        assert record.correct == scored.correct
-        assert 0 < record.reading_time_ms < READY_MS + 1000
-        assert record.timed_out or 0 < record.response_time_ms < RESPONSE_MS + 1000
-        assert "faster_than_reported" not in record.flag_set
+
+    def scored(record):
+        return STUDY.score_trial(stimuli.get(record.item_id), None, record.response, "").correct
+
+    timeout = check_scores_and_times(trials, scored, reading_ms=READY_MS, response_ms=RESPONSE_MS)
+    assert timeout is trials[6]
     for record in trials:  # the probed values, as typed (practice has none)
         if record.role == "practice":
             assert record.intermediates is None

@@ -8,12 +8,14 @@ format, scored by the boxes paradigm (Step-EM) exactly as a model's answer would
 
 from __future__ import annotations
 
-from collections import Counter
-
+from tests.experiment.browser_session import (
+    answer_closing_screen,
+    check_scores_and_times,
+    stored_trials,
+)
 from tests.experiment.test_browser import (  # noqa: F401
     ARTIFACTS,
     COMPLETION,
-    _survey,
     browser,
     study_page,
 )
@@ -106,16 +108,8 @@ def test_a_whole_boxes_session_in_chromium(browser, tmp_path, secrets):  # noqa:
             elif name == "feedback":
                 verdicts.append(page.locator(".tt-verdict").inner_text())
                 page.get_by_role("button", name="Continue").click()
-            elif name == "survey":
-                _survey(page, type("Who", (), {"shoot": lambda self, name: None})())
-            elif name == "debrief":
-                page.get_by_role("button", name="Finish").click()
-            elif name == "final":
-                page.wait_for_url("https://app.prolific.com/**", timeout=30000)
-            elif name == "info":
-                page.locator("#jspsych-html-button-response-btngroup button").first.click()
             else:
-                page.wait_for_timeout(200)
+                answer_closing_screen(page, name, lambda shot: None)
         assert page.url == COMPLETION
     context.close()
     assert not errors, errors
@@ -124,19 +118,17 @@ def test_a_whole_boxes_session_in_chromium(browser, tmp_path, secrets):  # noqa:
 
     trials = list(storage.trials())
     storage.close()
-    assert sorted(Counter(t.trial_index for t in trials).items()) == [(i, 1) for i in range(18)]
-    assert Counter(t.role for t in trials) == {"practice": 2, "main": 16}
-    (timeout,) = [t for t in trials if t.timed_out]
-    assert timeout.response is None and not timeout.correct and timeout.role == "main"
+    trials = stored_trials(trials, practice=2, main=16)
     paradigm = get_paradigm("boxes")
-    for record in trials:
-        if record.timed_out:
-            continue
+
+    def scored(record):
         expected = boxes_set.get(record.item_id)
-        scored = paradigm.score_response(expected, record.response)
-        assert scored["parsed"] and bool(scored["correct"]) == record.correct
+        scores = paradigm.score_response(expected, record.response)
+        assert scores["parsed"]
         if record.trial_index == 0:
-            assert not record.correct and scored["state_em"] == 11 / 12
+            assert scores["state_em"] == 11 / 12 and not scores["correct"]
         else:
-            assert record.response == expected.answer and record.correct
-        assert 0 < record.response_time_ms < RESPONSE_MS + 1000
+            assert record.response == expected.answer and scores["correct"]
+        return bool(scores["correct"])
+
+    check_scores_and_times(trials, scored, reading_ms=READING_MS, response_ms=RESPONSE_MS)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pytest
 import yaml
 
 from tracktale.errors import TracktaleError
+from tracktale.experiment import config
 from tracktale.experiment.config import (
     Secrets,
     StudyConfig,
@@ -24,6 +28,32 @@ def write(tmp_path, text):
 def test_the_packaged_default_file_is_the_default_config():
     assert study_from_dict(yaml.safe_load(default_study_yaml())) == StudyConfig()
     assert load_study(None).paper_timing
+
+
+def _declared_keys(cls, prefix=""):
+    keys = set()
+    for declared in dataclasses.fields(cls):
+        if dataclasses.is_dataclass(declared.default_factory):
+            keys |= _declared_keys(declared.default_factory, f"{declared.name}.")
+        elif declared.name != "source_file":
+            keys.add(prefix + declared.name)
+    return keys
+
+
+def _file_keys(data, prefix=""):
+    keys = set()
+    for key, value in data.items():
+        nested = isinstance(value, dict)
+        keys |= _file_keys(value, f"{key}.") if nested else {prefix + key}
+    return keys
+
+
+def test_the_packaged_default_file_documents_every_declared_key():
+    assert _file_keys(yaml.safe_load(default_study_yaml())) == _declared_keys(StudyConfig)
+    # The packaged copy is the one written from the declaration (to refresh it:
+    # rm experiment/default_study.yaml && tracktale experiment init experiment/default_study.yaml).
+    packaged = Path(config.__file__).parent / "default_study.yaml"
+    assert packaged.read_text(encoding="utf-8") == default_study_yaml()
 
 
 def test_a_study_file_overrides_only_what_it_names(tmp_path):

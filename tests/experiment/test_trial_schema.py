@@ -22,6 +22,7 @@ from tests.experiment.test_storage import record, register
 from tracktale.experiment import tables
 from tracktale.experiment.export import Table, _field_types, parquet_bytes
 from tracktale.experiment.storage import Storage
+from tracktale.experiment.trialflow import _record_fields
 from tracktale.experiment.validation import ApiError, Body, validate
 from tracktale.schema import Column, TrialRecord, columns, json_schema
 from tracktale.schema.fields import Sent, text
@@ -142,6 +143,12 @@ def test_adding_a_trial_field_is_one_edit_plus_a_migration(tmp_path, human_set):
         validate({**body, "keyboard": "x" * 33}, Body(ExtendedRecord))
     with pytest.raises(ApiError, match="unknown field 'keyboard'"):
         validate({**body, "keyboard": "AZERTY"}, Body(TrialRecord))
+    # The study server takes every sent field into the record (no list of fields to extend).
+    sent = validate({**body, "keyboard": "AZERTY"}, Body(ExtendedRecord))
+    planned = person.plan.trials[1]
+    fields = _record_fields(person, planned, sent, planned.item_id, ExtendedRecord)
+    assert fields["keyboard"] == "AZERTY"
+    assert "keyboard" not in _record_fields(person, planned, body, planned.item_id)
     names, kinds = _field_types(ExtendedRecord)
     exported = Table("trials", names, kinds, [tuple(stored.to_dict().values())])
     arrow = pq.read_table(io.BytesIO(parquet_bytes(exported))).schema
@@ -163,10 +170,18 @@ _CASTS = {"Boolean(": "boolean", "probedValues(": "string"}
 
 
 def _declared_data(plugin: str) -> dict[str, str]:
-    """The ``data`` fields a jsPsych plugin declares, with their JSON types."""
+    """The ``data`` fields a jsPsych plugin declares, with their JSON types.
+
+    Fields spread in from the shared helper (``...helpers.timedResponseData(...)``) are read from
+    ``plugin-helpers.js``.
+    """
     source = (STATIC / "plugins" / plugin).read_text(encoding="utf-8")
     block = source.split("data: {", 1)[1].split("\n    },", 1)[0]
     found = re.findall(r"(\w+): \{ type: jspsych\.ParameterType\.(\w+)", block)
+    if "timedResponseData(" in block:
+        helpers = (STATIC / "plugin-helpers.js").read_text(encoding="utf-8")
+        shared = helpers.split("function timedResponseData(", 1)[1].split("\n  }", 1)[0]
+        found += re.findall(r"(\w+): \{ type: ParameterType\.(\w+)", shared)
     return {name: _JS_TYPES[kind] for name, kind in found}
 
 
@@ -217,3 +232,13 @@ def test_plugin_data_reaches_the_api_with_the_declared_types():
                 assert _allows(properties[field], cast), (field, name, kind)
             checked += 1
     assert checked >= 6  # response (choice and typed), times and timeouts
+
+
+def test_the_shared_answer_fields_are_read_for_every_timed_answer_plugin():
+    for plugin in ("timed-text-response.js", "arithmetic-procedure.js", "boxes-grid.js"):
+        declared = _declared_data(plugin)
+        assert (declared["response"], declared["rt"], declared["timed_out"]) == (
+            "string",
+            "number",
+            "boolean",
+        ), plugin

@@ -15,7 +15,7 @@
 var jsPsychArithmeticProcedure = (function (jspsych) {
   "use strict";
 
-  const { timerBar, finishOnce, elapsedMs } = TracktalePluginHelpers;
+  const helpers = TracktalePluginHelpers;
 
   const info = {
     name: "arithmetic-procedure",
@@ -38,40 +38,24 @@ var jsPsychArithmeticProcedure = (function (jspsych) {
         array: true,
         default: [],
       },
-      /** Longest time to answer in ms. */
-      trial_duration: { type: jspsych.ParameterType.INT, default: 240000 },
-      /** Longest answer accepted by each box. */
-      max_length: { type: jspsych.ParameterType.INT, default: 40 },
       /** Shown when the answer box is submitted empty. */
       empty_message: { type: jspsych.ParameterType.STRING, default: "Type a value first." },
-      /** Label of the submit button (null: no button, ENTER only). */
-      button_label: { type: jspsych.ParameterType.STRING, default: "Submit" },
-      /** Show a bar that shrinks as the time runs out. */
-      show_timer: { type: jspsych.ParameterType.BOOL, default: true },
+      ...helpers.timedResponseParameters(jspsych.ParameterType, {
+        duration: 240000,
+        maxLength: 40,
+      }),
     },
     data: {
-      /** The returned value as typed (null after a timeout). */
-      response: { type: jspsych.ParameterType.STRING },
+      /** `response`: the returned value as typed; `rt`: from procedure onset. */
+      ...helpers.timedResponseData(jspsych.ParameterType),
       /** Each probed variable's value as typed ("" where left empty); {} without probes. */
       intermediates: { type: jspsych.ParameterType.OBJECT },
       /** "key" (ENTER) or "button" (null after a timeout). */
       input: { type: jspsych.ParameterType.STRING },
-      /** Time from procedure onset to the submission in ms (null after a timeout). */
-      rt: { type: jspsych.ParameterType.FLOAT },
-      /** The time ran out before an answer was submitted. */
-      timed_out: { type: jspsych.ParameterType.BOOL },
       /** Number of steps shown (lines starting "Step "). */
       steps_shown: { type: jspsych.ParameterType.INT },
     },
   };
-
-  // Trimmed as the server strips (Python's whitespace includes U+001C-U+001F and U+0085, which
-  // String.trim keeps); lone surrogates (broken pasted text) become U+FFFD.
-  function cleaned(value) {
-    // eslint-disable-next-line no-control-regex -- the control characters are the point
-    const trimmed = value.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/g, "");
-    return typeof trimmed.toWellFormed === "function" ? trimmed.toWellFormed() : trimmed;
-  }
 
   function box(id, label, maxLength) {
     const row = document.createElement("label");
@@ -102,19 +86,14 @@ var jsPsychArithmeticProcedure = (function (jspsych) {
     }
 
     trial(display_element, trial) {
-      const root = document.createElement("div");
-      root.className = "tt-screen tt-arithmetic";
-      if (trial.show_timer) root.appendChild(timerBar(trial.trial_duration));
-      const prompt = document.createElement("p");
-      prompt.className = "tt-prompt";
-      prompt.textContent = trial.prompt;
+      const root = helpers.responseScreen("tt-arithmetic", trial);
       const procedure = document.createElement("pre");
       procedure.className = "tt-procedure";
       procedure.textContent = trial.procedure;
       const inputs = document.createElement("p");
       inputs.className = "tt-inputs";
       inputs.textContent = "Inputs: " + trial.inputs;
-      root.append(prompt, procedure, inputs);
+      root.append(procedure, inputs);
       const probes = trial.probe_variables.map((name, index) => {
         const { row, input } = box("tt-probe-" + index, name + " =", trial.max_length);
         root.appendChild(row);
@@ -123,36 +102,28 @@ var jsPsychArithmeticProcedure = (function (jspsych) {
       const answer = box("tt-answer", trial.answer_label, trial.max_length);
       answer.input.setAttribute("aria-label", "the returned value");
       root.appendChild(answer.row);
-      let button = null;
-      if (trial.button_label) {
-        button = document.createElement("button");
-        button.type = "button";
-        button.className = "jspsych-btn tt-submit";
-        button.textContent = trial.button_label;
-        root.appendChild(button);
-      }
-      const message = document.createElement("p");
-      message.className = "tt-hint";
-      message.setAttribute("role", "status");
+      const button = trial.button_label ? helpers.submitButton(trial.button_label) : null;
+      if (button) root.appendChild(button);
+      const message = helpers.hintLine();
       root.appendChild(message);
       display_element.replaceChildren(root);
       (probes.length ? probes[0].input : answer.input).focus();
 
       const start = performance.now();
       const typedIntermediates = () =>
-        Object.fromEntries(probes.map(({ name, input }) => [name, cleaned(input.value)]));
-      const finish = finishOnce((response, how) => {
+        Object.fromEntries(
+          probes.map(({ name, input }) => [name, helpers.cleanedAnswer(input.value)]),
+        );
+      const finish = helpers.finishOnce((response, how) => {
         this.jsPsych.finishTrial({
-          response: response,
+          ...helpers.answerData(response, start),
           intermediates: typedIntermediates(),
-          rt: response === null ? null : elapsedMs(start),
-          timed_out: response === null,
           input: response === null ? null : how,
           steps_shown: stepsShown(trial.procedure),
         });
       });
       const submit = (how) => {
-        const value = cleaned(answer.input.value);
+        const value = helpers.cleanedAnswer(answer.input.value);
         if (value) finish(value, how);
         else {
           message.textContent = trial.empty_message;

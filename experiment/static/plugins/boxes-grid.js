@@ -14,7 +14,7 @@
 var jsPsychBoxesGrid = (function (jspsych) {
   "use strict";
 
-  const { timerBar, finishOnce, elapsedMs } = TracktalePluginHelpers;
+  const helpers = TracktalePluginHelpers;
 
   const info = {
     name: "boxes-grid",
@@ -27,22 +27,13 @@ var jsPsychBoxesGrid = (function (jspsych) {
         type: jspsych.ParameterType.STRING,
         default: "Set every statement to True or False.",
       },
-      /** Longest time to answer in ms. */
-      trial_duration: { type: jspsych.ParameterType.INT, default: 90000 },
-      /** Label of the submit button. */
-      button_label: { type: jspsych.ParameterType.STRING, default: "Submit" },
-      /** Show a bar that shrinks as the time runs out. */
-      show_timer: { type: jspsych.ParameterType.BOOL, default: true },
+      ...helpers.timedResponseParameters(jspsych.ParameterType, { duration: 90000 }),
     },
     data: {
-      /** One letter per statement, T or F, in order (null after a timeout). */
-      response: { type: jspsych.ParameterType.STRING },
+      /** `response`: one letter per statement, T or F, in order; `rt`: from the grid's onset. */
+      ...helpers.timedResponseData(jspsych.ParameterType),
       /** The grid in the model's answer format (null after a timeout). */
       answer: { type: jspsych.ParameterType.STRING },
-      /** Time from the grid's onset to the submission in ms (null after a timeout). */
-      rt: { type: jspsych.ParameterType.FLOAT },
-      /** The time ran out before the grid was submitted. */
-      timed_out: { type: jspsych.ParameterType.BOOL },
       /** How many times a value was set or changed (clicks and keys). */
       changes: { type: jspsych.ParameterType.INT },
     },
@@ -91,18 +82,10 @@ var jsPsychBoxesGrid = (function (jspsych) {
       }
       const letters = trial.states.map(() => null);
       let changes = 0;
-      const root = document.createElement("div");
-      root.className = "tt-screen tt-boxes-grid";
-      if (trial.show_timer) root.appendChild(timerBar(trial.trial_duration));
-      const prompt = document.createElement("p");
-      prompt.className = "tt-prompt";
-      prompt.textContent = trial.prompt;
-      root.appendChild(prompt);
+      const root = helpers.responseScreen("tt-boxes-grid", trial);
       const grid = document.createElement("div");
       grid.className = "tt-grid";
-      const message = document.createElement("p");
-      message.className = "tt-hint";
-      message.setAttribute("role", "status");
+      const message = helpers.hintLine();
       const set = (row, letter) => {
         letters[row] = letter;
         changes += 1;
@@ -114,20 +97,15 @@ var jsPsychBoxesGrid = (function (jspsych) {
         message.textContent = "";
       };
       trial.states.forEach((name, row) => grid.appendChild(gridRow(name, row, set)));
-      const button = document.createElement("button");
-      button.type = "button";
-      button.className = "jspsych-btn tt-submit";
-      button.textContent = trial.button_label;
+      const button = helpers.submitButton(trial.button_label);
       root.append(grid, button, message);
       display_element.replaceChildren(root);
 
       const start = performance.now();
-      const finish = finishOnce((code) => {
+      const finish = helpers.finishOnce((code) => {
         this.jsPsych.finishTrial({
-          response: code,
+          ...helpers.answerData(code, start),
           answer: code === null ? null : answerText(trial.states, code),
-          rt: code === null ? null : elapsedMs(start),
-          timed_out: code === null,
           changes: changes,
         });
       });

@@ -12,7 +12,7 @@
 var jsPsychTimedTextResponse = (function (jspsych) {
   "use strict";
 
-  const { timerBar, finishOnce, elapsedMs } = TracktalePluginHelpers;
+  const helpers = TracktalePluginHelpers;
 
   const info = {
     name: "timed-text-response",
@@ -25,26 +25,15 @@ var jsPsychTimedTextResponse = (function (jspsych) {
         type: jspsych.ParameterType.STRING,
         default: "Complete the sentence with one word and press ENTER (or Submit).",
       },
-      /** Longest time to answer in ms. */
-      trial_duration: { type: jspsych.ParameterType.INT, default: 15000 },
-      /** Longest answer accepted by the text box. */
-      max_length: { type: jspsych.ParameterType.INT, default: 40 },
       /** Shown when ENTER is pressed on an empty box. */
       empty_message: { type: jspsych.ParameterType.STRING, default: "Type a word first." },
-      /** Label of the submit button (null: no button, ENTER only). */
-      button_label: { type: jspsych.ParameterType.STRING, default: "Submit" },
-      /** Show a bar that shrinks as the time runs out. */
-      show_timer: { type: jspsych.ParameterType.BOOL, default: true },
+      ...helpers.timedResponseParameters(jspsych.ParameterType, { duration: 15000, maxLength: 40 }),
     },
     data: {
-      /** The answer as typed (null after a timeout). */
-      response: { type: jspsych.ParameterType.STRING },
+      /** `response`: the answer as typed; `rt`: from probe onset to the submission. */
+      ...helpers.timedResponseData(jspsych.ParameterType),
       /** "key" (ENTER) or "button" (null after a timeout). */
       input: { type: jspsych.ParameterType.STRING },
-      /** Time from probe onset to ENTER in ms (null after a timeout). */
-      rt: { type: jspsych.ParameterType.FLOAT },
-      /** The time ran out before an answer was submitted. */
-      timed_out: { type: jspsych.ParameterType.BOOL },
       /** The probe shown. */
       probe: { type: jspsych.ParameterType.STRING },
     },
@@ -56,12 +45,7 @@ var jsPsychTimedTextResponse = (function (jspsych) {
     }
 
     trial(display_element, trial) {
-      const root = document.createElement("div");
-      root.className = "tt-screen tt-text-response";
-      if (trial.show_timer) root.appendChild(timerBar(trial.trial_duration));
-      const prompt = document.createElement("p");
-      prompt.className = "tt-prompt";
-      prompt.textContent = trial.prompt;
+      const root = helpers.responseScreen("tt-text-response", trial);
       const line = document.createElement("p");
       line.className = "tt-probe";
       line.append(document.createTextNode(trial.probe + " "));
@@ -75,40 +59,24 @@ var jsPsychTimedTextResponse = (function (jspsych) {
       input.setAttribute("aria-label", "your answer");
       input.maxLength = trial.max_length;
       line.appendChild(input);
-      const message = document.createElement("p");
-      message.className = "tt-hint";
-      message.setAttribute("role", "status");
-      root.append(prompt, line);
-      let button = null;
-      if (trial.button_label) {
-        button = document.createElement("button");
-        button.type = "button";
-        button.className = "jspsych-btn tt-submit";
-        button.textContent = trial.button_label;
-        root.appendChild(button);
-      }
+      const message = helpers.hintLine();
+      root.appendChild(line);
+      const button = trial.button_label ? helpers.submitButton(trial.button_label) : null;
+      if (button) root.appendChild(button);
       root.appendChild(message);
       display_element.replaceChildren(root);
       input.focus();
 
       const start = performance.now();
-      const finish = finishOnce((response, how) => {
-        const rt = response === null ? null : elapsedMs(start);
+      const finish = helpers.finishOnce((response, how) => {
         this.jsPsych.finishTrial({
-          response: response,
-          rt: rt,
-          timed_out: response === null,
+          ...helpers.answerData(response, start),
           input: response === null ? null : how,
           probe: trial.probe,
         });
       });
       const submit = (how) => {
-        // Trimmed as the server strips (Python's whitespace includes U+001C-U+001F and
-        // U+0085, which String.trim keeps), so that the page refuses every blank answer the
-        // server would refuse; lone surrogates (broken pasted text) become U+FFFD.
-        // eslint-disable-next-line no-control-regex -- the control characters are the point
-        let value = input.value.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/g, "");
-        if (typeof value.toWellFormed === "function") value = value.toWellFormed();
+        const value = helpers.cleanedAnswer(input.value);
         if (value) finish(value, how);
         else {
           message.textContent = trial.empty_message;
