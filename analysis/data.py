@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracktale.errors import TracktaleError
-from tracktale.scorer import TASKS as MODEL_TASKS
+from tracktale.models.tasks import result_records, task_names
+from tracktale.schema.results import RESULT_KEY, carried_columns
 from tracktale.stimulus_set import StimulusSet, is_stimulus_set, read_stimulus_set
 from tracktale.trial import SOURCES, TRIAL_TASKS
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 HUMAN_TRIAL_COLUMNS = ("participant_id", "source", "item_id", "task", "correct")
 """Trial columns the analysis cannot do without (the rest of TrialRecord is optional here)."""
 PARTICIPANT_COLUMNS = ("participant_id", "source", "status", "attentive", "no_ai_assistance")
-MODEL_COLUMNS = ("model_id", "revision", "item_id", "task")
+MODEL_COLUMNS = RESULT_KEY
 ANALYSED_TASKS = ("explicit", "implicit")
 """The tasks both people and models do; comprehension (fillers) and sequence rows are kept in
 the table but left out of accuracy analyses."""
@@ -45,28 +46,18 @@ _TRIAL_CARRY = {
     "response": "response",
     "intermediates": "intermediates",
 }
-_MODEL_CARRY = (
-    "resolved_sha",
-    "model_source",
-    "source_file",
-    "source_sha256",
-    "source_package",
-    "quantization",
-    "stimulus_sha256",
-    "backend",
-    "dtype",
-    "correct_calibrated",
-    "logprob_good",
-    "logprob_bad",
-    "mean_good",
-    "mean_bad",
-    "n_tokens_good",
-    "n_tokens_bad",
-    "output",
-    "prompt_format",
-    "logprob",
-    "n_tokens",
-)
+
+
+def model_carry() -> tuple[str, ...]:
+    """The result columns the trial table carries.
+
+    The result models' fields marked ``CARRIED`` (:mod:`tracktale.schema.results`), over the
+    registered tasks.
+    """
+    return carried_columns(result_records())
+
+
+_MODEL_CARRY = model_carry()
 _RESERVED = {
     "agent_kind",
     "agent",
@@ -298,7 +289,7 @@ def load_model_results(source: Any) -> pd.DataFrame:
     results["revision"] = results["revision"].fillna("").astype(str)
     for column in ("model_id", "item_id"):
         results[column] = results[column].astype(str)
-    _check_choice(results, "task", MODEL_TASKS, origin)
+    _check_choice(results, "task", task_names(), origin)
     scored = results["task"].isin(ANALYSED_TASKS)
     if scored.any():
         require_columns(results, ["correct"], origin)
@@ -474,7 +465,7 @@ def model_trial_rows(results: pd.DataFrame) -> pd.DataFrame:
     tidy.insert(0, "agent_kind", "model")
     tidy.insert(3, "source", "model")
     tidy["correct"] = results["correct"] if "correct" in results.columns else math.nan
-    for column in _MODEL_CARRY:
+    for column in model_carry():
         if column in results.columns:
             tidy[column] = results[column].to_numpy()
     descriptions = {m: describe_model(m) for m in tidy["agent"].unique()}

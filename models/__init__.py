@@ -4,8 +4,8 @@
   (``hf``: :mod:`~tracktale.models.hf`, any transformers causal LM, across GPUs with
   :mod:`~tracktale.models.devices`; ``openai``: :mod:`~tracktale.models.openai`, an
   OpenAI-compatible chat endpoint, for generation).
-- :mod:`~tracktale.models.tasks`: items -> requests -> result rows (implicit, explicit,
-  sequence), for any scorer.
+- :mod:`~tracktale.models.tasks`: the task registry, items -> requests -> result rows
+  (implicit, explicit in :mod:`~tracktale.models.explicit`, sequence), for any scorer.
 - :mod:`~tracktale.models.runner`: a stimulus set x revisions x tasks into a resumable store.
 - :mod:`~tracktale.models.sweep`: plans (:mod:`~tracktale.models.plan`) of models x revisions x
   tasks x stimulus sets, one job per model revision, run here or on SLURM through submitit

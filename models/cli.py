@@ -17,12 +17,13 @@ from tracktale.errors import TracktaleError
 from tracktale.models.registry import backend_names
 from tracktale.models.reporting import LogReporter, err_console, quiet_libraries, scoring_reporter
 from tracktale.models.revisions import PRESET_HELP
+from tracktale.models.tasks import task_names
 from tracktale.models.tokens import BOS_POLICIES, PROMPT_FORMATS
-from tracktale.scorer import TASKS
 from tracktale.settings import data_dir
 
 console = Console(highlight=False, soft_wrap=True)
 
+TASKS = task_names()
 TASK_CHOICES = {**{task: (task,) for task in TASKS}, "both": ("implicit", "explicit"), "all": TASKS}
 
 

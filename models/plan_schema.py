@@ -24,9 +24,9 @@ from pydantic import AfterValidator, BeforeValidator, ConfigDict, Field
 from tracktale.errors import TracktaleError
 from tracktale.models.devices import parse_max_memory
 from tracktale.models.registry import backend_names
+from tracktale.models.tasks import task_names
 from tracktale.models.tokens import BOS_POLICIES, PROMPT_FORMATS
 from tracktale.schema.records import ROLES
-from tracktale.scorer import TASKS
 
 Executor = Literal["local", "slurm", "submitit-local"]
 EXECUTORS: tuple[str, ...] = typing.get_args(Executor)
@@ -150,14 +150,14 @@ MODEL: dict[str, Any] = {
     "id": ANYTHING,
     "revisions": string_list(),
     "preset": string_list(empty=True),
-    "tasks": string_list(TASKS),
+    "tasks": string_list(task_names()),
     "resources": ANYTHING,
     **SCORING,
 }
 PLAN: dict[str, Any] = {
     "store": (ANYTHING, ...),
     "stimuli": (ANYTHING, ...),
-    "tasks": string_list(TASKS),
+    "tasks": string_list(task_names()),
     "models": (ANYTHING, ...),
     "scoring": ANYTHING,
     "executor": ANYTHING,

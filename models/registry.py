@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracktale.errors import TracktaleError
-from tracktale.scorer import TASKS, Scorer
+from tracktale.models.tasks import SCORER_METHODS, TASK_REGISTRY
+from tracktale.scorer import Scorer
 
 _BACKENDS = {
     "hf": "tracktale.models.hf:HFScorer",
@@ -50,7 +51,8 @@ BACKEND_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 """Backend name -> the options of its own (beyond the common ones), as constructor keywords."""
 
-_BACKEND_TASKS = {"hf": TASKS, "openai": ("explicit",), "completions": TASKS}
+_BACKEND_METHODS = {"hf": SCORER_METHODS, "openai": ("generate",), "completions": SCORER_METHODS}
+"""The scorer methods each backend answers; it answers the tasks that use only those."""
 _RECORDED_DTYPE = {"openai": "server", "completions": "server"}
 
 
@@ -70,9 +72,10 @@ def _backend_class(backend: str) -> type[Scorer]:
 
 
 def backend_tasks(backend: str) -> tuple[str, ...]:
-    """The tasks a backend can answer (chat endpoints cannot score given continuations)."""
+    """The registered tasks a backend can answer (a chat endpoint cannot score given text)."""
     _known(backend)
-    return _BACKEND_TASKS[backend]
+    methods = set(_BACKEND_METHODS[backend])
+    return tuple(name for name, task in TASK_REGISTRY.items() if task.uses <= methods)
 
 
 def check_backend(backend: str, tasks: Any, options: dict[str, Any]) -> None:
@@ -81,9 +84,9 @@ def check_backend(backend: str, tasks: Any, options: dict[str, Any]) -> None:
     Raises:
         TracktaleError: Naming the backend and the task or option it does not take.
     """
-    _known(backend)
+    answered = backend_tasks(backend)
     for task in tasks:
-        if task not in _BACKEND_TASKS[backend]:
+        if task not in answered:
             raise TracktaleError(_no_task_message(backend, task))
     for name in options:
         if name not in BACKEND_OPTIONS[backend]:

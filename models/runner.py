@@ -25,8 +25,14 @@ from tracktale.item import ROLES, Item
 from tracktale.models import store
 from tracktale.models.gguf import canonical_model_id
 from tracktale.models.registry import check_backend, check_model, load_scorer, recorded_dtype
-from tracktale.models.tasks import TaskOptions, applies, generation_budget, score_items
-from tracktale.scorer import TASKS
+from tracktale.models.tasks import (
+    TaskOptions,
+    generation_budget,
+    get_task,
+    score_items,
+    task_names,
+)
+from tracktale.schema.results import field_names
 from tracktale.stimulus_set import StimulusSet, read_stimulus_set
 
 
@@ -39,7 +45,7 @@ class ScoringJob:
         model_id: Hub id or local folder.
         out: The results store (a folder).
         revisions: Revisions to score, in order (``None``: the default branch).
-        tasks: Tasks from :data:`~tracktale.scorer.TASKS`.
+        tasks: Registered tasks (:func:`~tracktale.models.tasks.task_names`).
         options: Task settings (calibration, prompt format, generation budget).
         backend: Registry name of the backend.
         dtype: Compute dtype.
@@ -256,9 +262,10 @@ def _where(model_id: str, revision: str | None) -> str:
 
 
 def _check_job(job: ScoringJob) -> None:
-    unknown = [task for task in job.tasks if task not in TASKS]
+    known = task_names()
+    unknown = [task for task in job.tasks if task not in known]
     if unknown or not job.tasks:
-        raise TracktaleError(f"--task: {unknown[0] if unknown else ''!r} is not one of {TASKS}")
+        raise TracktaleError(f"--task: {unknown[0] if unknown else ''!r} is not one of {known}")
     bad_roles = [role for role in job.roles if role not in ROLES]
     if bad_roles:
         raise TracktaleError(f"--roles: {bad_roles[0]!r} is not one of {', '.join(ROLES)}")
@@ -294,24 +301,16 @@ def plan_job(job: ScoringJob, stimulus_set: StimulusSet, stored=None) -> list[Re
     for revision in job.revisions:
         plan = RevisionPlan(revision, {})
         for task in job.tasks:
-            candidates = [item for item in items if applies(task, item)]
+            candidates = [item for item in items if get_task(task).applies(item)]
             done = set() if job.rescore else _done_ids(job, stored, revision, task, candidates)
             plan.already[task] = len(done)
             todo = [item for item in candidates if item.item_id not in done]
             if todo:
                 # In text order, items that open alike fall into the same chunk, where the
                 # scorer computes their shared beginning once.
-                plan.todo[task] = sorted(todo, key=_text_key(task))
+                plan.todo[task] = sorted(todo, key=get_task(task).text_key)
         plans.append(plan)
     return plans
-
-
-def _text_key(task: str) -> Callable[[Item], str]:
-    if task == "implicit":
-        return lambda item: item.choice.prefix if item.choice is not None else ""
-    if task == "explicit":
-        return lambda item: item.prompt or "".join(m["content"] for m in item.messages or ())
-    return lambda item: item.context
 
 
 SETTINGS_COLUMNS = (
@@ -347,26 +346,20 @@ def _done_ids(job: ScoringJob, stored, revision, task, candidates: list[Item]) -
     if not len(rows):
         return set()
     _check_settings(job, rows, revision, task, candidates)
-    if task == "implicit" and job.options.calibrate:
-        rows = rows[rows["calibrated"].fillna(False).astype(bool)]
-    return set(rows["item_id"])
+    return set(get_task(task).done(rows, job.options)["item_id"])
 
 
 def _check_settings(job, rows, revision, task, candidates: list[Item]) -> None:
     expected = {"dtype": recorded_dtype(job.backend, job.dtype), "bos_requested": job.bos}
-    if task == "explicit":
-        expected["prompt_format_requested"] = job.options.prompt_format
-        # Rows written before sampling and reruns existed hold none of these (greedy, once).
-        expected["temperature"] = job.options.temperature
-        expected["num_samples"] = job.options.num_samples
-        expected["rerun_truncated"] = job.options.rerun_truncated
+    expected |= get_task(task).settings(job.options)
     for column, value in expected.items():
         if column not in rows.columns:
             continue
         for stored in rows[column].dropna().unique():
             if stored != value:
                 _refuse(job, revision, task, column, stored, value)
-    if task == "explicit":
+    # A task whose rows record a generation budget must have been given the same one.
+    if "max_new_tokens" in field_names(get_task(task).result):
         import pandas as pd
 
         from tracktale.stimuli.registry import get_paradigm

@@ -39,82 +39,49 @@ import pyarrow.parquet as pq
 from tracktale.atomic import atomic_write
 from tracktale.errors import TracktaleError
 from tracktale.item import plain_data
+from tracktale.models.tasks import result_records
+from tracktale.schema.results import (
+    RESULT_KEY,
+    ModelProvenance,
+    ResultIdentity,
+    field_names,
+    frame_columns,
+    typed_columns,
+)
 from tracktale.scorer import ResultRecord
 
-KEY = ("model_id", "revision", "item_id", "task")
+KEY = RESULT_KEY
 """A row's identity."""
 
-IDENTITY_COLUMNS = (
-    *KEY,
-    "stimulus_sha256",
-    "paradigm",
-    "resolved_sha",
-    "backend",
-    "dtype",
-    "device",
-    "bos_policy",
-)
-PROVENANCE_COLUMNS = (
-    "model_source",
-    "source_file",
-    "source_sha256",
-    "source_package",
-    "quantization",
-)
+IDENTITY_COLUMNS = field_names(ResultIdentity)
+PROVENANCE_COLUMNS = field_names(ModelProvenance)
 """Where the weights came from: ``gguf`` (file, sha256, quantization such as Q4_1), ``hub``
 or ``folder`` (see :mod:`tracktale.models.gguf`); NA in rows written before they existed."""
-STANDARD_COLUMNS = (
-    *IDENTITY_COLUMNS,
-    *PROVENANCE_COLUMNS,
-    "n_parameters",
-    "has_chat_template",
-    "chat_template_used",
-    "correct",
-    "logprob_good",
-    "logprob_bad",
-    "mean_good",
-    "mean_bad",
-    "n_tokens_good",
-    "n_tokens_bad",
-    "prior_good",
-    "prior_bad",
-    "correct_calibrated",
-    "output",
-    "prompt_format",
-    "logprob",
-    "n_tokens",
-    "written_at",
-)
-"""Columns every :func:`read_results` frame has (missing values are NA)."""
 
-BOOLEAN_COLUMNS = (
-    "correct",
-    "correct_calibrated",
-    "calibrated",
-    "boundary_merged",
-    "chat_template_used",
-    "has_chat_template",
-    "lm_head_shortcut",
-)
-INTEGER_COLUMNS = (
-    "n_parameters",
-    "n_tokens_good",
-    "n_tokens_bad",
-    "n_tokens",
-    "max_new_tokens",
-    "output_n_tokens",
-)
-FLOAT_COLUMNS = (
-    "logprob_good",
-    "logprob_bad",
-    "mean_good",
-    "mean_bad",
-    "prior_good",
-    "prior_bad",
-    "logprob",
-    "mean",
-    "output_logprob",
-)
+
+def standard_columns() -> tuple[str, ...]:
+    """Columns every :func:`read_results` frame has (missing values are NA).
+
+    The result models' fields marked to be in every frame (:mod:`tracktale.schema.results`),
+    over the registered tasks, then ``written_at``.
+    """
+    return (*frame_columns(result_records()), "written_at")
+
+
+def typed(kind: type) -> tuple[str, ...]:
+    """The declared columns of a scalar type (``bool``, ``int``, ``float``), over every task.
+
+    Read as pandas ``boolean``, ``Int64`` and ``float64``: nullable, since a row of another
+    task (or an older row) lacks them.
+    """
+    return typed_columns(result_records(), kind)
+
+
+STANDARD_COLUMNS = standard_columns()
+"""The :func:`standard_columns` of the tasks registered when this module was imported."""
+BOOLEAN_COLUMNS = typed(bool)
+INTEGER_COLUMNS = typed(int)
+FLOAT_COLUMNS = typed(float)
 
 SHARD_PATTERN = "part-*.parquet"
 _STALE_TMP_SECONDS = 3600
@@ -215,7 +182,7 @@ def read_results(
 
     Returns:
         The rows, the most recently written one for each key. Every frame has the
-        :data:`STANDARD_COLUMNS` (NA where a task does not fill them; asked-for ``columns``
+        :func:`standard_columns` (NA where a task does not fill them; asked-for ``columns``
         only when given); ``correct``-like columns are pandas ``boolean``, counts ``Int64``;
         per-token values are list columns.
 
@@ -228,7 +195,7 @@ def read_results(
     wanted = None if columns is None else list(dict.fromkeys([*KEY, "written_at", *columns]))
     frames = _read_every_shard(target, wanted)
     frame = pd.concat(frames, ignore_index=True, sort=False) if frames else pd.DataFrame()
-    expected = STANDARD_COLUMNS if wanted is None else wanted
+    expected = standard_columns() if wanted is None else wanted
     for name in expected:
         if name not in frame.columns:
             frame[name] = pd.Series(pd.NA, index=frame.index, dtype="object")
@@ -254,13 +221,13 @@ def _read_every_shard(target: Path, columns: list[str] | None) -> list[pd.DataFr
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
-    for name in BOOLEAN_COLUMNS:
+    for name in typed(bool):
         if name in frame.columns:
             frame[name] = frame[name].astype("boolean")
-    for name in INTEGER_COLUMNS:
+    for name in typed(int):
         if name in frame.columns:
             frame[name] = pd.to_numeric(frame[name], errors="coerce").astype("Int64")
-    for name in FLOAT_COLUMNS:
+    for name in typed(float):
         if name in frame.columns:
             frame[name] = pd.to_numeric(frame[name], errors="coerce").astype("float64")
     return frame

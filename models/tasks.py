@@ -1,18 +1,18 @@
 """Tasks: items -> scorer requests -> result rows, for any :class:`~tracktale.scorer.Scorer`.
 
+Each task is one registered :class:`Task`: its name, which items it applies to, how it scores
+them, and its result model (:mod:`tracktale.schema.results`), against which every row it
+produces is checked. The store's columns, the analysis's carried columns, the backends' tasks
+and the command line's choices all follow the registry (:data:`TASK_REGISTRY`), so a new task
+is one :func:`register_task`.
+
 - ``implicit``: the summed log-probability of the good and the bad continuation after the
   shared prefix; correct when good > bad (a tie is not correct). With calibration, both
   continuations are also scored after the neutral prefix (the story's first sentence), and the
   calibrated comparison subtracts each continuation's prior:
   ``(logprob_good - prior_good) > (logprob_bad - prior_bad)``.
-- ``explicit``: greedy generation from the item's prompt (plain text, or its chat turns through
-  the chat template), scored by the paradigm's ``score_response``, whose dict is merged into the
-  row. With a temperature above 0 the outputs are sampled, ``num_samples`` per item, each with a
-  seed derived from the run's seed, the item and the sample's number (all kept in
-  ``sample_outputs``); with ``rerun_truncated`` an output that hit its budget and is not correct
-  is generated again with the model's whole context (rows say ``truncated`` and ``rerun``).
-  Where the backend reports them (an API endpoint), the generated tokens' log-probabilities
-  are stored too (``output_logprob``, their sum: the answer's log-probability).
+- ``explicit``: generation from the item's prompt, judged by the paradigm
+  (:mod:`tracktale.models.explicit`).
 - ``sequence``: the log-probability of the item's text (``context``) with per-token and
   per-word surprisal.
 
@@ -23,25 +23,44 @@ sentence) are sent to the scorer once.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from tracktale.errors import TracktaleError
-from tracktale.item import Item
-from tracktale.models.sampling import check_sampling, sample_seed
+from tracktale.item import ChoicePair, Item
+from tracktale.models.explicit import explicit_rows, generation_budget
+from tracktale.models.sampling import check_sampling
 from tracktale.models.surprisal import align_to_words
-from tracktale.models.tokens import PROMPT_FORMATS, use_chat_format
+from tracktale.models.tokens import PROMPT_FORMATS
+from tracktale.schema.results import (
+    SHARED_RECORDS,
+    ExplicitResult,
+    ImplicitResult,
+    SequenceResult,
+    check_result,
+)
 from tracktale.scorer import (
-    TASKS,
     ChoiceRequest,
-    Generation,
-    GenerationRequest,
     ResultRecord,
     Scorer,
     SequenceRequest,
     TokenScores,
 )
+
+__all__ = [
+    "TASK_REGISTRY",
+    "Task",
+    "TaskOptions",
+    "TaskRow",
+    "applies",
+    "generation_budget",
+    "get_task",
+    "register_task",
+    "result_records",
+    "score_items",
+    "task_names",
+]
 
 
 @dataclass(frozen=True)
@@ -88,15 +107,98 @@ class TaskOptions:
             raise TracktaleError(f"--max-new-tokens must be at least 1, got {self.max_new_tokens}")
 
 
+@dataclass(frozen=True)
+class TaskRow:
+    """One item's scores as a task wrote them.
+
+    Attributes:
+        scores: The row's task fields.
+        extra: Names in ``scores`` that the task's result model does not declare but that the
+            row may hold (the paradigm's judgement keys, the backend's generation details).
+    """
+
+    scores: dict[str, Any]
+    extra: frozenset[str] = frozenset()
+
+
+SCORER_METHODS = ("conditional_score", "sequence_score", "generate")
+"""What a task may ask of a scorer (a backend answers the tasks whose methods it has)."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """A model task: one registration is everything the stages need to know about it.
+
+    Attributes:
+        name: The name in rows, plans and on the command line.
+        applies: Whether an item can be scored on the task.
+        run: The items' rows, in the items' order.
+        result: Its result model (a record of :mod:`tracktale.schema.results`).
+        uses: The :data:`SCORER_METHODS` it calls (a chat endpoint only generates).
+        text_key: What orders a run's items, so that items that open alike share a chunk.
+        settings: The stored columns a resumed run must match, from the run's options.
+        done: Of a resumed run's stored rows (a DataFrame), those it need not score again.
+    """
+
+    name: str
+    applies: Callable[[Item], bool]
+    run: Callable[[Scorer, Sequence[Item], TaskOptions], list[TaskRow]]
+    result: type
+    uses: frozenset[str]
+    text_key: Callable[[Item], str]
+    settings: Callable[[TaskOptions], dict[str, Any]] = field(default=lambda _options: {})
+    done: Callable[[Any, TaskOptions], Any] = field(default=lambda rows, _options: rows)
+
+
+TASK_REGISTRY: dict[str, Task] = {}
+"""Task name -> task, in registration order (the built-in ones: :data:`tracktale.scorer.TASKS`)."""
+
+
+def register_task(task: Task) -> Task:
+    """Add a task to the registry (or replace the one of that name).
+
+    Raises:
+        TracktaleError: For a method outside :data:`SCORER_METHODS`.
+    """
+    unknown = sorted(task.uses - set(SCORER_METHODS))
+    if unknown:
+        raise TracktaleError(f"task {task.name!r}: {unknown[0]!r} is not a scorer method")
+    TASK_REGISTRY[task.name] = task
+    return task
+
+
+def task_names() -> tuple[str, ...]:
+    """The registered tasks' names, in registration order."""
+    return tuple(TASK_REGISTRY)
+
+
+def get_task(name: str) -> Task:
+    """The registered task called ``name``.
+
+    Raises:
+        TracktaleError: For an unknown task.
+    """
+    try:
+        return TASK_REGISTRY[name]
+    except KeyError:
+        raise TracktaleError(
+            f"unknown task {name!r} (choose from {', '.join(TASK_REGISTRY)})"
+        ) from None
+
+
+def result_records(tasks: Iterable[Task] | None = None) -> tuple[type, ...]:
+    """The records a result row is made of: the shared parts, then each task's result model."""
+    chosen = TASK_REGISTRY.values() if tasks is None else tasks
+    return (*SHARED_RECORDS, *dict.fromkeys(task.result for task in chosen))
+
+
 def applies(task: str, item: Item) -> bool:
-    """Whether an item can be scored on a task (implicit needs a choice, explicit a prompt)."""
-    if task == "implicit":
-        return item.choice is not None and item.choice.question is None
-    if task == "explicit":
-        return item.prompt is not None or bool(item.messages)
-    if task == "sequence":
-        return bool(item.context)
-    raise TracktaleError(f"unknown task {task!r} (choose from {', '.join(TASKS)})")
+    """Whether an item can be scored on a task (implicit needs a choice, explicit a prompt).
+
+    Raises:
+        TracktaleError: For an unknown task.
+    """
+    return get_task(task).applies(item)
 
 
 def score_items(
@@ -112,22 +214,25 @@ def score_items(
     Args:
         scorer: Any backend.
         items: Items the task applies to (see :func:`applies`).
-        task: One of :data:`~tracktale.scorer.TASKS`.
+        task: A registered task's name (:func:`task_names`).
         stimulus_sha256: The stimulus set's sha256, recorded in every row.
         options: Task settings.
 
     Returns:
-        The rows.
+        The rows, each checked against the task's result model.
 
     Raises:
-        TracktaleError: For an unknown task or an item the task does not apply to.
+        TracktaleError: For an unknown task, an item the task does not apply to, or a row
+            that does not match the task's result model.
     """
     options = options or TaskOptions()
+    chosen = get_task(task)
     for item in items:
-        if not applies(task, item):
+        if not chosen.applies(item):
             raise TracktaleError(f"item {item.item_id} cannot be scored on the {task} task")
-    scoring = {"implicit": _implicit, "explicit": _explicit, "sequence": _sequence}[task]
-    all_scores = scoring(scorer, items, options)
+    rows = chosen.run(scorer, items, options)
+    for row in rows:
+        check_result(chosen.result, row.scores, task=task, extra=row.extra)
     return [
         ResultRecord(
             model_id=scorer.info.model_id,
@@ -137,21 +242,27 @@ def score_items(
             stimulus_sha256=stimulus_sha256,
             paradigm=item.paradigm,
             info=scorer.info,
-            scores=scores,
+            scores=row.scores,
         )
-        for item, scores in zip(items, all_scores, strict=True)
+        for item, row in zip(items, rows, strict=True)
     ]
 
 
-def _unique_choices(scorer: Scorer, requests: Iterable[ChoiceRequest]):
+def _unique_choices(scorer: Scorer, requests: Iterable[ChoiceRequest]) -> list[list[TokenScores]]:
     requests = list(requests)
     unique = list(dict.fromkeys(requests))
     answers = dict(zip(unique, scorer.conditional_score(unique), strict=True))
     return [answers[request] for request in requests]
 
 
-def _implicit(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> list[dict]:
-    choices = [item.choice for item in items]
+def _choice(item: Item) -> ChoicePair:
+    if item.choice is None:  # applies() keeps such items out
+        raise TracktaleError(f"item {item.item_id} has no choice to score")
+    return item.choice
+
+
+def _implicit(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> list[TaskRow]:
+    choices = [_choice(item) for item in items]
     main = [ChoiceRequest(c.prefix, (c.good, c.bad)) for c in choices]
     neutral = [
         ChoiceRequest(c.neutral_prefix, (c.good, c.bad))
@@ -162,7 +273,7 @@ def _implicit(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> li
     priors = iter(answers[len(main) :])
     rows = []
     for choice, (good, bad) in zip(choices, answers[: len(main)], strict=True):
-        row = {
+        row: dict[str, Any] = {
             **_span("good", good),
             **_span("bad", bad),
             "correct": good.reduce() > bad.reduce(),
@@ -179,7 +290,7 @@ def _implicit(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> li
             row["correct_calibrated"] = (good.reduce() - row["prior_good"]) > (
                 bad.reduce() - row["prior_bad"]
             )
-        rows.append(row)
+        rows.append(TaskRow(row))
     return rows
 
 
@@ -194,169 +305,7 @@ def _span(name: str, scores: TokenScores) -> dict[str, Any]:
     }
 
 
-def _explicit(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> list[dict]:
-    from tracktale.stimuli.registry import get_paradigm
-
-    has_template = bool(scorer.info.details.get("has_chat_template"))
-    requests, formats = [], []
-    for item in items:
-        if options.prompt_format == "chat" and not item.messages:
-            raise TracktaleError(
-                f"--prompt-format chat: item {item.item_id} has no chat messages to render"
-            )
-        chat = use_chat_format(
-            options.prompt_format, has_template, item.messages, scorer.info.model_id
-        )
-        if not chat and item.prompt is None:
-            raise TracktaleError(
-                f"item {item.item_id} has no plain-text prompt (try --prompt-format chat)"
-            )
-        paradigm = get_paradigm(item.paradigm)
-        requests.append(
-            GenerationRequest(
-                prompt=item.prompt or "",
-                messages=tuple(item.messages) if chat else None,
-                max_new_tokens=generation_budget(options, item, paradigm.max_new_tokens),
-                stop=tuple(paradigm.stop_sequences),
-            )
-        )
-        formats.append("chat" if chat else "plain")
-    samples = _generate_samples(scorer, items, requests, options)
-    rows = []
-    for item, request, prompt_format, outputs in zip(
-        items, requests, formats, samples, strict=True
-    ):
-        paradigm = get_paradigm(item.paradigm)
-        judged = [dict(paradigm.score_response(item, sample.generation.text)) for sample in outputs]
-        if "correct" not in judged[0]:
-            raise TracktaleError(f"paradigm {item.paradigm!r} scored a response without 'correct'")
-        first = outputs[0]
-        rows.append(
-            {
-                **judged[0],
-                "correct": bool(judged[0]["correct"]),
-                "output": first.generation.text,
-                "prompt_format": prompt_format,
-                "prompt_format_requested": options.prompt_format,
-                "max_new_tokens": request.max_new_tokens,
-                "chat_template_used": prompt_format == "chat",
-                **_generation_columns(first.generation),
-                **_sampling_columns(options, outputs, judged),
-            }
-        )
-    return rows
-
-
-@dataclass(frozen=True)
-class _Sample:
-    """One output of one item, with what a rerun at full context changed."""
-
-    generation: Generation
-    seed: int | None
-    truncated: bool = False
-    first_pass: str | None = None
-
-
-def _generate_samples(
-    scorer: Scorer, items: Sequence[Item], requests: Sequence[GenerationRequest], options
-) -> list[list[_Sample]]:
-    """``num_samples`` outputs per item, each truncated wrong one generated again if asked."""
-    import dataclasses
-
-    from tracktale.stimuli.registry import get_paradigm
-
-    sampled = options.temperature > 0
-    flat, seeds = [], []
-    for item, request in zip(items, requests, strict=True):
-        for number in range(options.num_samples):
-            seed = sample_seed(options.sampling_seed, item.item_id, number) if sampled else None
-            flat.append(dataclasses.replace(request, temperature=options.temperature, seed=seed))
-            seeds.append(seed)
-    generations = scorer.generate_detailed(flat)
-    samples = [_Sample(g, seed) for g, seed in zip(generations, seeds, strict=True)]
-    if options.rerun_truncated:
-        owners = [item for item in items for _ in range(options.num_samples)]
-        budget = _rerun_budget(scorer, options)
-        again = [
-            index
-            for index, (sample, item) in enumerate(zip(samples, owners, strict=True))
-            if sample.generation.finish_reason == "length"
-            and not get_paradigm(item.paradigm).score_response(item, sample.generation.text)[
-                "correct"
-            ]
-        ]
-        reruns = scorer.generate_detailed(
-            [dataclasses.replace(flat[index], max_new_tokens=budget) for index in again]
-        )
-        for index, generation in zip(again, reruns, strict=True):
-            old = samples[index]
-            samples[index] = _Sample(generation, old.seed, True, old.generation.text)
-        for index, sample in enumerate(samples):
-            if sample.first_pass is None and sample.generation.finish_reason == "length":
-                samples[index] = dataclasses.replace(sample, truncated=True)
-    n = options.num_samples
-    return [samples[start : start + n] for start in range(0, len(samples), n)]
-
-
-def _rerun_budget(scorer: Scorer, options: TaskOptions) -> int:
-    if options.rerun_max_new_tokens is not None:
-        return options.rerun_max_new_tokens
-    context = scorer.info.details.get("max_context")
-    if not context:
-        raise TracktaleError(
-            f"--rerun-truncated: the {scorer.info.backend} backend does not report "
-            f"{scorer.info.model_id}'s context length; give --rerun-max-new-tokens"
-        )
-    return int(context)  # the backend cuts it to what the context leaves after the prompt
-
-
-def _sampling_columns(
-    options: TaskOptions, samples: Sequence[_Sample], judged: Sequence[Mapping[str, Any]]
-) -> dict[str, Any]:
-    """How the row's output was decoded, and every sample where there are several."""
-    first = samples[0]
-    columns: dict[str, Any] = {
-        "temperature": options.temperature,
-        "num_samples": options.num_samples,
-        "sampling_seed": options.sampling_seed if options.temperature > 0 else None,
-        "sample_seed": first.seed,
-        "rerun_truncated": options.rerun_truncated,
-    }
-    if options.rerun_truncated:
-        columns |= {
-            "truncated": first.truncated or first.first_pass is not None,
-            "rerun": first.first_pass is not None,
-            "rerun_max_new_tokens": options.rerun_max_new_tokens,
-            "output_first_pass": first.first_pass,
-        }
-    if options.num_samples > 1:
-        columns["sample_outputs"] = [sample.generation.text for sample in samples]
-        columns["sample_correct"] = [bool(scores["correct"]) for scores in judged]
-    return columns
-
-
-def _generation_columns(generation: Generation) -> dict[str, Any]:
-    """What a backend reports beyond the text: token log-probabilities, finish reason, usage."""
-    columns: dict[str, Any] = dict(generation.details)
-    if generation.finish_reason is not None:
-        columns["finish_reason"] = generation.finish_reason
-    if generation.logprobs:
-        columns["output_logprob"] = math.fsum(generation.logprobs)
-        columns["output_n_tokens"] = len(generation.logprobs)
-        columns["output_tokens"] = list(generation.tokens)
-        columns["output_logprobs"] = list(generation.logprobs)
-    return columns
-
-
-def generation_budget(options: TaskOptions, item: Item, paradigm_default: int) -> int:
-    """The run's --max-new-tokens, else the item's own budget, else the paradigm's default."""
-    if options.max_new_tokens is not None:
-        return options.max_new_tokens
-    own = item.meta.get("max_new_tokens")
-    return int(own) if isinstance(own, int) and own > 0 else paradigm_default
-
-
-def _sequence(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> list[dict]:
+def _sequence(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> list[TaskRow]:
     scored = scorer.sequence_score([SequenceRequest(item.context) for item in items])
     rows = []
     for item, scores in zip(items, scored, strict=True):
@@ -374,5 +323,58 @@ def _sequence(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> li
             row["words"] = [word.word for word in words]
             row["word_surprisals"] = [word.surprisal for word in words]
             row["word_n_tokens"] = [word.n_tokens for word in words]
-        rows.append(row)
+        rows.append(TaskRow(row))
     return rows
+
+
+def _explicit_settings(options: TaskOptions) -> dict[str, Any]:
+    # Rows written before sampling and reruns existed hold none of these (greedy, once).
+    return {
+        "prompt_format_requested": options.prompt_format,
+        "temperature": options.temperature,
+        "num_samples": options.num_samples,
+        "rerun_truncated": options.rerun_truncated,
+    }
+
+
+def _implicit_done(rows: Any, options: TaskOptions) -> Any:
+    """A calibrated run scores again the rows stored without calibration."""
+    return rows[rows["calibrated"].fillna(False).astype(bool)] if options.calibrate else rows
+
+
+def _prompt_text(item: Item) -> str:
+    return item.prompt or "".join(m["content"] for m in item.messages or ())
+
+
+register_task(
+    Task(
+        name="implicit",
+        applies=lambda item: item.choice is not None and item.choice.question is None,
+        run=_implicit,
+        result=ImplicitResult,
+        uses=frozenset({"conditional_score"}),
+        text_key=lambda item: item.choice.prefix if item.choice is not None else "",
+        done=_implicit_done,
+    )
+)
+register_task(
+    Task(
+        name="explicit",
+        applies=lambda item: item.prompt is not None or bool(item.messages),
+        run=explicit_rows,
+        result=ExplicitResult,
+        uses=frozenset({"generate"}),
+        text_key=_prompt_text,
+        settings=_explicit_settings,
+    )
+)
+register_task(
+    Task(
+        name="sequence",
+        applies=lambda item: bool(item.context),
+        run=_sequence,
+        result=SequenceResult,
+        uses=frozenset({"sequence_score"}),
+        text_key=lambda item: item.context,
+    )
+)

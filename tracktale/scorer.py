@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 TASKS = ("implicit", "explicit", "sequence")
-"""``implicit``: compare the log-probabilities of the good and bad continuations.
+"""The built-in tasks, in the order ``tracktale.models.tasks`` registers them (a test checks it).
+
+``implicit``: compare the log-probabilities of the good and bad continuations.
 ``explicit``: generate an answer to the item's prompt and score it with the paradigm.
 ``sequence``: the log-probability of the item's text (the manipulation check)."""
 
@@ -211,11 +213,10 @@ class ResultRecord:
     """One row of the results store: one task on one item by one model revision.
 
     The identity is ``(model_id, revision, item_id, task)``; ``scores`` holds the task's
-    measurements, flattened into columns by the store. Implicit rows carry at least
-    ``logprob_good``, ``logprob_bad``, ``n_tokens_good``, ``n_tokens_bad``, ``mean_good``,
-    ``mean_bad``, ``tokens_good``, ``tokens_bad``, ``logprobs_good``, ``logprobs_bad`` and
-    ``correct``; explicit rows ``output``, ``prompt_format`` and ``correct`` (plus what the
-    paradigm's scorer adds); sequence rows ``logprob`` and ``n_tokens``.
+    measurements, flattened into columns by the store, as declared by the task's result model
+    in :mod:`tracktale.schema.results` (``ImplicitResult``, ``ExplicitResult`` plus what the
+    paradigm's ``score_response`` adds, ``SequenceResult``), against which the task checks
+    every row it produces.
     """
 
     model_id: str

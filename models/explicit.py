@@ -1,0 +1,214 @@
+"""The explicit task: generate an answer to each item's prompt and let the paradigm judge it.
+
+Greedy generation from the item's prompt (plain text, or its chat turns through the chat
+template), scored by the paradigm's ``score_response``, whose judgement is merged into the row.
+With a temperature above 0 the outputs are sampled, ``num_samples`` per item, each with a seed
+derived from the run's seed, the item and the sample's number (all kept in ``sample_outputs``);
+with ``rerun_truncated`` an output that hit its budget and is not correct is generated again
+with the model's whole context (rows say ``truncated`` and ``rerun``). Where the backend
+reports them (an API endpoint), the generated tokens' log-probabilities are stored too
+(``output_logprob``, their sum: the answer's log-probability). The row's own fields are
+declared by :class:`tracktale.schema.results.ExplicitResult`; the paradigm's judgement keys
+and the backend's generation details come on top.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tracktale.errors import TracktaleError
+from tracktale.item import Item
+from tracktale.models.sampling import sample_seed
+from tracktale.models.tokens import use_chat_format
+from tracktale.schema.results import ExplicitResult, field_names
+from tracktale.scorer import Generation, GenerationRequest, Scorer
+
+if TYPE_CHECKING:
+    from tracktale.models.tasks import TaskOptions, TaskRow
+    from tracktale.stimuli.paradigm import Paradigm
+
+
+def _paradigm(item: Item) -> Paradigm:
+    from tracktale.stimuli.registry import get_paradigm
+
+    return get_paradigm(item.paradigm)
+
+
+def _request(item: Item, scorer: Scorer, options: TaskOptions) -> tuple[GenerationRequest, str]:
+    """The item's generation request, and the prompt format it uses (``plain``/``chat``)."""
+    has_template = bool(scorer.info.details.get("has_chat_template"))
+    if options.prompt_format == "chat" and not item.messages:
+        raise TracktaleError(
+            f"--prompt-format chat: item {item.item_id} has no chat messages to render"
+        )
+    chat = use_chat_format(options.prompt_format, has_template, item.messages, scorer.info.model_id)
+    if not chat and item.prompt is None:
+        raise TracktaleError(
+            f"item {item.item_id} has no plain-text prompt (try --prompt-format chat)"
+        )
+    paradigm = _paradigm(item)
+    request = GenerationRequest(
+        prompt=item.prompt or "",
+        messages=tuple(item.messages or ()) if chat else None,
+        max_new_tokens=generation_budget(options, item, paradigm.max_new_tokens),
+        stop=tuple(paradigm.stop_sequences),
+    )
+    return request, "chat" if chat else "plain"
+
+
+def explicit_rows(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> list[TaskRow]:
+    """One row per item: the first output, its judgement, and how it was decoded."""
+    from tracktale.models.tasks import TaskRow
+
+    prepared = [_request(item, scorer, options) for item in items]
+    requests = [request for request, _ in prepared]
+    samples = _generate_samples(scorer, items, requests, options)
+    declared = set(field_names(ExplicitResult))
+    rows = []
+    for item, (request, prompt_format), outputs in zip(items, prepared, samples, strict=True):
+        paradigm = _paradigm(item)
+        judged = [dict(paradigm.score_response(item, sample.generation.text)) for sample in outputs]
+        if "correct" not in judged[0]:
+            raise TracktaleError(f"paradigm {item.paradigm!r} scored a response without 'correct'")
+        first = outputs[0]
+        details = dict(first.generation.details)
+        for name in [*judged[0], *details]:
+            if name in declared and name != "correct":
+                raise TracktaleError(
+                    f"{item.paradigm}: {name!r} is a field of the explicit task's rows; a "
+                    "paradigm's judgement or a backend's details cannot hold it"
+                )
+        scores = {
+            **judged[0],
+            "correct": bool(judged[0]["correct"]),
+            "output": first.generation.text,
+            "prompt_format": prompt_format,
+            "prompt_format_requested": options.prompt_format,
+            "max_new_tokens": request.max_new_tokens,
+            "chat_template_used": prompt_format == "chat",
+            **_generation_columns(first.generation),
+            **_sampling_columns(options, outputs, judged),
+        }
+        rows.append(TaskRow(scores, frozenset(judged[0]) | frozenset(details)))
+    return rows
+
+
+@dataclass(frozen=True)
+class _Sample:
+    """One output of one item, with what a rerun at full context changed."""
+
+    generation: Generation
+    seed: int | None
+    truncated: bool = False
+    first_pass: str | None = None
+
+
+def _generate_samples(
+    scorer: Scorer,
+    items: Sequence[Item],
+    requests: Sequence[GenerationRequest],
+    options: TaskOptions,
+) -> list[list[_Sample]]:
+    """``num_samples`` outputs per item, each truncated wrong one generated again if asked."""
+    sampled = options.temperature > 0
+    flat, seeds = [], []
+    for item, request in zip(items, requests, strict=True):
+        for number in range(options.num_samples):
+            seed = sample_seed(options.sampling_seed, item.item_id, number) if sampled else None
+            flat.append(dataclasses.replace(request, temperature=options.temperature, seed=seed))
+            seeds.append(seed)
+    generations = scorer.generate_detailed(flat)
+    samples = [_Sample(g, seed) for g, seed in zip(generations, seeds, strict=True)]
+    if options.rerun_truncated:
+        owners = [item for item in items for _ in range(options.num_samples)]
+        _rerun(scorer, options, flat, samples, owners)
+    n = options.num_samples
+    return [samples[start : start + n] for start in range(0, len(samples), n)]
+
+
+def _rerun(
+    scorer: Scorer,
+    options: TaskOptions,
+    flat: Sequence[GenerationRequest],
+    samples: list[_Sample],
+    owners: Sequence[Item],
+) -> None:
+    """Generate again, in place, every sample that hit its budget and is not correct."""
+    budget = _rerun_budget(scorer, options)
+    again = [
+        index
+        for index, (sample, item) in enumerate(zip(samples, owners, strict=True))
+        if sample.generation.finish_reason == "length"
+        and not _paradigm(item).score_response(item, sample.generation.text)["correct"]
+    ]
+    reruns = scorer.generate_detailed(
+        [dataclasses.replace(flat[index], max_new_tokens=budget) for index in again]
+    )
+    for index, generation in zip(again, reruns, strict=True):
+        old = samples[index]
+        samples[index] = _Sample(generation, old.seed, True, old.generation.text)
+    for index, sample in enumerate(samples):
+        if sample.first_pass is None and sample.generation.finish_reason == "length":
+            samples[index] = dataclasses.replace(sample, truncated=True)
+
+
+def _rerun_budget(scorer: Scorer, options: TaskOptions) -> int:
+    if options.rerun_max_new_tokens is not None:
+        return options.rerun_max_new_tokens
+    context = scorer.info.details.get("max_context")
+    if not context:
+        raise TracktaleError(
+            f"--rerun-truncated: the {scorer.info.backend} backend does not report "
+            f"{scorer.info.model_id}'s context length; give --rerun-max-new-tokens"
+        )
+    return int(context)  # the backend cuts it to what the context leaves after the prompt
+
+
+def _sampling_columns(
+    options: TaskOptions, samples: Sequence[_Sample], judged: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """How the row's output was decoded, and every sample where there are several."""
+    first = samples[0]
+    columns: dict[str, Any] = {
+        "temperature": options.temperature,
+        "num_samples": options.num_samples,
+        "sampling_seed": options.sampling_seed if options.temperature > 0 else None,
+        "sample_seed": first.seed,
+        "rerun_truncated": options.rerun_truncated,
+    }
+    if options.rerun_truncated:
+        columns |= {
+            "truncated": first.truncated or first.first_pass is not None,
+            "rerun": first.first_pass is not None,
+            "rerun_max_new_tokens": options.rerun_max_new_tokens,
+            "output_first_pass": first.first_pass,
+        }
+    if options.num_samples > 1:
+        columns["sample_outputs"] = [sample.generation.text for sample in samples]
+        columns["sample_correct"] = [bool(scores["correct"]) for scores in judged]
+    return columns
+
+
+def _generation_columns(generation: Generation) -> dict[str, Any]:
+    """What a backend reports beyond the text: token log-probabilities, finish reason, usage."""
+    columns: dict[str, Any] = dict(generation.details)
+    if generation.finish_reason is not None:
+        columns["finish_reason"] = generation.finish_reason
+    if generation.logprobs:
+        columns["output_logprob"] = math.fsum(generation.logprobs)
+        columns["output_n_tokens"] = len(generation.logprobs)
+        columns["output_tokens"] = list(generation.tokens)
+        columns["output_logprobs"] = list(generation.logprobs)
+    return columns
+
+
+def generation_budget(options: TaskOptions, item: Item, paradigm_default: int) -> int:
+    """The run's --max-new-tokens, else the item's own budget, else the paradigm's default."""
+    if options.max_new_tokens is not None:
+        return options.max_new_tokens
+    own = item.meta.get("max_new_tokens")
+    return int(own) if isinstance(own, int) and own > 0 else paradigm_default

@@ -1,0 +1,179 @@
+"""Tasks are registered objects with a declared result model; the stages follow the registry."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Annotated
+
+import pytest
+
+from tracktale.analysis import data
+from tracktale.errors import TracktaleError
+from tracktale.models import registry, store, tasks
+from tracktale.models.cli import TASK_CHOICES
+from tracktale.models.tasks import TASK_REGISTRY, Task, TaskRow, get_task, score_items
+from tracktale.schema.results import CARRIED, ImplicitResult, SequenceResult
+from tracktale.scorer import TASKS, ModelInfo, Scorer, TokenScores
+
+OLD_STANDARD_COLUMNS = (
+    *("model_id", "revision", "item_id", "task", "stimulus_sha256", "paradigm", "resolved_sha"),
+    *("backend", "dtype", "device", "bos_policy", "model_source", "source_file"),
+    *("source_sha256", "source_package", "quantization", "n_parameters", "has_chat_template"),
+    *("chat_template_used", "correct", "logprob_good", "logprob_bad", "mean_good", "mean_bad"),
+    *("n_tokens_good", "n_tokens_bad", "prior_good", "prior_bad", "correct_calibrated"),
+    *("output", "prompt_format", "logprob", "n_tokens", "written_at"),
+)
+"""The store's hand-written list before it was derived: stored shards read as they did."""
+
+
+class ScriptedScorer(Scorer):
+    """Answers every request alike, with no model."""
+
+    def __init__(self) -> None:
+        self.info = ModelInfo("scripted", None, None, "scripted", "none", "cpu", "none", {})
+
+    def conditional_score(self, requests):
+        return [[TokenScores(("a",), (-1.0,)), TokenScores(("b",), (-2.0,))] for _ in requests]
+
+    def sequence_score(self, requests):
+        return [TokenScores(("x",), (-1.0,), (0,)) for _ in requests]
+
+    def generate(self, requests):
+        return ["box" for _ in requests]
+
+
+@pytest.fixture
+def registered(monkeypatch):
+    """Register a task for one test; the registry is as it was afterwards."""
+
+    def register(task: Task) -> Task:
+        monkeypatch.setitem(TASK_REGISTRY, task.name, task)
+        return task
+
+    return register
+
+
+def test_the_registry_holds_the_contracts_tasks_and_the_stages_follow_it():
+    assert tasks.task_names() == TASKS
+    assert TASK_CHOICES["all"] == TASKS
+    assert registry.backend_tasks("hf") == TASKS
+    assert registry.backend_tasks("openai") == ("explicit",)
+    assert store.STANDARD_COLUMNS == store.standard_columns() == OLD_STANDARD_COLUMNS
+    assert set(data.model_carry()) == {
+        *("resolved_sha", "model_source", "source_file", "source_sha256", "source_package"),
+        *("quantization", "stimulus_sha256", "backend", "dtype", "correct_calibrated"),
+        *("logprob_good", "logprob_bad", "mean_good", "mean_bad", "n_tokens_good"),
+        *("n_tokens_bad", "output", "prompt_format", "logprob", "n_tokens"),
+    }
+    with pytest.raises(TracktaleError, match="unknown task 'cloze'"):
+        get_task("cloze")
+
+
+def _implicit_with(**more):
+    implicit = get_task("implicit")
+
+    def run(scorer, items, options):
+        return [TaskRow({**row.scores, **more}) for row in implicit.run(scorer, items, options)]
+
+    return run
+
+
+@pytest.mark.parametrize(
+    ("more", "message"),
+    [
+        ({"surprise": 1}, "the implicit task wrote 'surprise', which ImplicitResult does not"),
+        ({"correct": 1}, "the implicit task wrote 'correct' against ImplicitResult"),
+        ({"tokens_good": ["a", 2]}, "wrote 'tokens_good.1' against ImplicitResult"),
+        ({"n_tokens_good": 1.0}, "wrote 'n_tokens_good' against ImplicitResult"),
+    ],
+)
+def test_a_task_writing_an_undeclared_or_ill_typed_field_fails(
+    registered, stimulus_set, more, message
+):
+    registered(dataclasses.replace(get_task("implicit"), run=_implicit_with(**more)))
+    with pytest.raises(TracktaleError, match=message):
+        score_items(ScriptedScorer(), stimulus_set.items[:2], "implicit", stimulus_sha256="s")
+
+
+def test_a_task_leaving_out_a_required_field_fails(registered, stimulus_set):
+    sequence = get_task("sequence")
+
+    def run(scorer, items, options):
+        rows = sequence.run(scorer, items, options)
+        return [TaskRow({k: v for k, v in row.scores.items() if k != "logprob"}) for row in rows]
+
+    registered(dataclasses.replace(sequence, run=run))
+    with pytest.raises(TracktaleError, match="'logprob' against SequenceResult .missing"):
+        score_items(ScriptedScorer(), stimulus_set.items[:1], "sequence", stimulus_sha256="s")
+
+
+def test_a_paradigm_key_cannot_shadow_a_declared_explicit_field(monkeypatch, stimulus_set):
+    paradigm = type(get_paradigm_of(stimulus_set))
+    monkeypatch.setattr(
+        paradigm, "score_response", lambda self, item, response: {"correct": True, "output": "x"}
+    )
+    with pytest.raises(TracktaleError, match="'output' is a field of the explicit task's rows"):
+        score_items(ScriptedScorer(), stimulus_set.items[:1], "explicit", stimulus_sha256="s")
+
+
+def get_paradigm_of(stimulus_set):
+    from tracktale.stimuli.registry import get_paradigm
+
+    return get_paradigm(stimulus_set.manifest.paradigm)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImplicitWithEntropy(ImplicitResult):
+    """The implicit result with one more field: the only edit a new field needs."""
+
+    entropy: Annotated[float | None, CARRIED] = None
+    flagged: bool | None = None
+
+
+def test_adding_a_field_to_a_result_model_is_one_edit(registered, stimulus_set, tmp_path):
+    registered(
+        dataclasses.replace(
+            get_task("implicit"),
+            result=ImplicitWithEntropy,
+            run=_implicit_with(entropy=0.5, flagged=True),
+        )
+    )
+    old = tmp_path / "store"
+    items = stimulus_set.items[:2]
+    scorer = ScriptedScorer()
+    store.write_shard(old, score_items(scorer, items[:1], "sequence", stimulus_sha256="s"))
+    store.write_shard(old, score_items(scorer, items, "implicit", stimulus_sha256="s"))
+    # The store's columns and dtypes follow, a row that lacks the field reads as NA ...
+    assert "entropy" in store.standard_columns() and "flagged" not in store.standard_columns()
+    frame = store.read_results(old)
+    assert frame["flagged"].dtype == "boolean" and frame["entropy"].dtype == "float64"
+    by_task = frame.set_index("task")
+    assert by_task.loc["implicit", "entropy"].tolist() == [0.5, 0.5]
+    assert by_task.loc["sequence", "flagged"] is pd_na()
+    # ... and the analysis carries it into the trial table.
+    assert "entropy" in data.model_carry()
+    tidy = data.model_trial_rows(data.load_model_results(old))
+    assert tidy.loc[tidy["task"] == "implicit", "entropy"].tolist() == [0.5, 0.5]
+
+
+def pd_na():
+    import pandas as pd
+
+    return pd.NA
+
+
+def test_a_new_task_is_one_registration(registered, stimulus_set, tmp_path):
+    @dataclass(frozen=True, kw_only=True)
+    class EchoResult(SequenceResult):
+        """The sequence task's fields again (a task of its own)."""
+
+    sequence = get_task("sequence")
+    registered(dataclasses.replace(sequence, name="echo", result=EchoResult))
+    assert tasks.task_names() == (*TASKS, "echo") and "echo" in registry.backend_tasks("hf")
+    assert "echo" not in registry.backend_tasks("openai")
+    with pytest.raises(TracktaleError, match="the openai backend answers the explicit task only"):
+        registry.check_backend("openai", ["echo"], {})
+    rows = score_items(ScriptedScorer(), stimulus_set.items[:1], "echo", stimulus_sha256="s")
+    store.write_shard(tmp_path, rows)
+    assert data.load_model_results(tmp_path)["task"].tolist() == ["echo"]
