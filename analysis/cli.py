@@ -360,7 +360,7 @@ def _simulation_options(command: Any) -> Any:
 def _params(values: dict[str, Any]) -> Any:
     from tracktale.analysis.simulate import SimulationParams
 
-    names = ("intercept", "complexity", "task", "interaction", "recency")
+    names: tuple[str, ...] = ("intercept", "complexity", "task", "interaction", "recency")
     names += ("participant_sd", "item_sd", "guessers")
     return SimulationParams(**{name: values.pop(name) for name in names})
 
@@ -579,6 +579,8 @@ def simulate(
 
     stimulus_set = _stimulus_sets(stimuli_dirs)[0]
     data = simulate_human_data(stimulus_set, participants, _params(dict(effects)), seed)
+    if data.participants is None:  # simulate_human_data always makes the sessions
+        raise TracktaleError("the simulation made no participant records")
     out.mkdir(parents=True, exist_ok=True)
     for name, table in (("trials", data.trials), ("participants", data.participants)):
         path = out / f"{name}.{file_format}"

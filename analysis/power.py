@@ -214,7 +214,9 @@ def _glmer_outcomes(
     model = "model 2" if settings.recency else "model 1"
     formula = {"model": glmer_formulas()[model]}
     term = GLMER_TERMS[test_of_term(settings.term)]
-    frames, meta, permuted = [], {}, {}
+    frames: list[pd.DataFrame] = []
+    meta: dict[int, tuple[int, float, float, float]] = {}  # size, analysed, scale, df
+    permuted: dict[int, float] = {}
     for size in settings.sizes:
         for _ in range(settings.simulations):
             trials, analysed = _simulate_and_exclude(design, size, params, settings, rng)
@@ -237,9 +239,9 @@ def _glmer_outcomes(
             frames.append(frame[columns].assign(sim=sim))
     results = []
     if frames:
-        estimate, first = estimate_batch(frames[0], formula, len(frames), settings.workers)
+        batch, first = estimate_batch(frames[0], formula, len(frames), settings.workers)
         if on_estimate:
-            on_estimate(estimate)
+            on_estimate(batch)
         offset = 1 + len(meta) - len(frames)
         if progress:
             progress(offset, len(meta))

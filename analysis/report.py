@@ -3,54 +3,52 @@
 The report is made of *sections* from a small registry keyed by paradigm. A section is a
 function ``section(context) -> SectionResult | list[SectionResult] | None`` that reads the tidy
 data of its paradigm from the :class:`ReportContext`, writes figures and tables into the
-context's folders and returns them with an HTML fragment (or several sections, one per stimulus
-set); ``None`` means it has nothing to show for this data. A paradigm's
-sections run in order and may pass results on through ``context.shared``. A new paradigm plugs
-in by adding one entry to :data:`SECTIONS` (or calling :func:`register_section`), without
-editing anything else here.
+context's folders and returns them as objects (each table's data, each figure's files, fits)
+with an HTML fragment (or several sections, one per stimulus set); ``None`` means it has
+nothing to show for this data. The page is rendered from those objects
+(:mod:`tracktale.analysis.render`), never from files read back. A paradigm's sections run in
+order and may pass results on through ``context.shared``. Each paradigm's analysis package
+(``tracktale.analysis.narrative``, ``.boxes``, ``.arithmetic``, mirroring ``tracktale.stimuli``)
+declares its sections as ``SECTIONS``; a new paradigm plugs in with one entry in
+:data:`SECTIONS` (or a call of :func:`register_section`), without editing anything else here.
 """
 
 from __future__ import annotations
 
-import base64
-import dataclasses
-import datetime
-import html
 import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import tracktale
-from tracktale.analysis.exclusions import ExclusionRules, apply_exclusions
+from tracktale.analysis.exclusions import ExclusionRules
+from tracktale.analysis.render import render_html
 from tracktale.analysis.style import SavedFigure
-from tracktale.analysis.tables import SavedTable, format_cell
+from tracktale.analysis.tables import SavedTable
 from tracktale.atomic import atomic_write_text
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-SECTIONS: dict[str, list[str]] = {
-    "narrative": [
-        "tracktale.analysis.narrative:human_section",
-        "tracktale.analysis.narrative:model_section",
-        "tracktale.analysis.side_by_side:side_by_side_section",
-        "tracktale.analysis.narrative:manipulation_section",
-        "tracktale.analysis.scorecard:scorecard_section",
-    ],
-    "boxes": ["tracktale.analysis.report:boxes_section"],
-    "arithmetic": ["tracktale.analysis.report:arithmetic_section"],
-}
-"""Paradigm -> its report sections (``module:function``), imported when a report needs them."""
+    from tracktale.analysis.outputs import Outputs
 
 SectionFunction = Callable[["ReportContext"], "SectionResult | list[SectionResult] | None"]
+
+SECTIONS: dict[str, list[str | SectionFunction]] = {
+    paradigm: [f"tracktale.analysis.{paradigm}:SECTIONS"]
+    for paradigm in ("narrative", "boxes", "arithmetic")
+}
+"""Paradigm -> its report sections, imported when a report needs them.
+
+Each entry is a section function, a ``module:function`` path, or a ``module:NAME`` path to a
+sequence of either: every paradigm's analysis package (``tracktale.analysis.<paradigm>``, beside
+``tracktale.stimuli.<paradigm>``) declares its own sections, in page order, as ``SECTIONS``."""
 
 
 def register_section(paradigm: str, target: str | SectionFunction) -> None:
     """Add a section (a ``module:function`` path or the function itself) to a paradigm."""
-    SECTIONS.setdefault(paradigm, []).append(target)  # type: ignore[arg-type]
+    SECTIONS.setdefault(paradigm, []).append(target)
 
 
 @dataclass(frozen=True)
@@ -153,6 +151,7 @@ class SectionResult:
         tables: The tables written.
         warnings: What the user must know (failed or singular fits, approximations, empty
             results), one line each; the CLI prints them.
+        fits: The fitted models, by name, for callers that print or reuse them.
     """
 
     title: str
@@ -160,6 +159,12 @@ class SectionResult:
     figures: list[SavedFigure] = field(default_factory=list)
     tables: list[SavedTable] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    fits: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_outputs(cls, title: str, outputs: Outputs) -> SectionResult:
+        """A section showing the tables and figures an analysis wrote (:mod:`.outputs`)."""
+        return cls(title=title, figures=list(outputs.figures), tables=list(outputs.tables))
 
 
 @dataclass(frozen=True)
@@ -177,11 +182,21 @@ class Report:
         """Every section's warnings, in order."""
         return [warning for section in self.sections for warning in section.warnings]
 
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """Every section's tables by file stem (the first of a stem, as the page shows it)."""
+        found: dict[str, pd.DataFrame] = {}
+        for section in self.sections:
+            for table in section.tables:
+                found.setdefault(table.name, table.table)
+        return found
 
-def _resolve(target: str | SectionFunction) -> SectionFunction:
-    if callable(target):
-        return target
-    return pkgutil.resolve_name(target)
+
+def _resolve(target: str | SectionFunction) -> list[SectionFunction]:
+    """The section functions a registry entry stands for (a declared sequence is expanded)."""
+    found = pkgutil.resolve_name(target) if isinstance(target, str) else target
+    if isinstance(found, list | tuple):
+        return [function for entry in found for function in _resolve(entry)]
+    return [found]
 
 
 def _split(table: pd.DataFrame | None, paradigm: str, kind: str) -> pd.DataFrame | None:
@@ -225,8 +240,8 @@ def run_sections(
             results=results,
             set_names=set_names,
         )
-        for target in SECTIONS[paradigm]:
-            section = _resolve(target)(context)
+        for function in (f for target in SECTIONS[paradigm] for f in _resolve(target)):
+            section = function(context)
             if isinstance(section, list):
                 sections.extend(section)
             elif section is not None:
@@ -339,197 +354,28 @@ def restrict_models(trials: pd.DataFrame, options: ReportOptions) -> pd.DataFram
     return pd.concat([trials[~is_model], chosen], ignore_index=True)
 
 
-def section_from_files(title: str, paths: Iterable[Path]) -> SectionResult:
-    """A section from files a paradigm's own code wrote: figures grouped by stem, tables read.
-
-    For analyses that write files rather than return :class:`SavedFigure`/:class:`SavedTable`
-    objects: ``.png``/``.pdf``/``.svg`` files of one stem make a figure, ``.csv`` files (with
-    their ``.tex`` twin, if any) make a table.
-    """
-    import pandas as pd
-
-    by_stem: dict[tuple[Path, str], dict[str, Path]] = {}
-    for path in map(Path, paths):
-        by_stem.setdefault((path.parent, path.stem), {})[path.suffix.lstrip(".")] = path
-    section = SectionResult(title=title)
-    for (_, stem), files in sorted(by_stem.items()):
-        if "png" in files:
-            figure_files: dict[str, Path] = {
-                k: files[k] for k in ("png", "pdf", "svg") if k in files
-            }
-            section.figures.append(SavedFigure(name=stem, title=stem, paths=figure_files))
-        elif "csv" in files:
-            table_files: dict[str, Path] = {k: files[k] for k in ("csv", "tex") if k in files}
-            try:
-                table = pd.read_csv(files["csv"])
-            except pd.errors.EmptyDataError:  # a table without columns: nothing to show
-                continue
-            section.tables.append(SavedTable(stem, stem, table, table_files))
-    return section
-
-
-def boxes_section(context: ReportContext) -> list[SectionResult] | None:
-    """The boxes paradigm's tables and figures (``tracktale.analysis.boxes``) as a section."""
-    from tracktale.analysis.boxes import boxes_section as write_boxes
-    from tracktale.stimuli.boxes.scoring import ScoringRules
-
-    options = context.options
-    rules = ScoringRules(functor=options.boxes_functor, unparsed=options.boxes_unparsed)
-    human = context.human
-    if human is not None and "response" not in human.columns:
-        human = None  # an export without responses: models only
-    if human is not None and not human.empty and options.rules is not None:
-        # The session rules only: the accuracy rule is the narrative paper's (Step-EM by
-        # chance is 2^-12, so a 50% floor would measure difficulty, not attention).
-        session_rules = dataclasses.replace(options.rules, min_accuracy=0.0)
-        kept = apply_exclusions(human, context.participants, session_rules, ("explicit",))
-        human = kept.trials
-    return _files_section(context, write_boxes, "boxes", rules=rules, human=human)
-
-
-def arithmetic_section(context: ReportContext) -> list[SectionResult] | None:
-    """The arithmetic paradigm's tables and figures (``tracktale.analysis.arithmetic``)."""
-    from tracktale.analysis.arithmetic import ArithmeticOptions
-    from tracktale.analysis.arithmetic import arithmetic_section as write_arithmetic
-
-    chosen = ArithmeticOptions(
-        reference=context.options.arithmetic_reference,
-        first_answer=context.options.arithmetic_first_answer,
-        interval=context.options.arithmetic_interval,
-    )
-    parts = _files_section(context, write_arithmetic, "arithmetic", options=chosen) or []
-    human = context.human
-    if human is not None and not human.empty:
-        from tracktale.analysis.arithmetic.human import people_sections
-
-        if context.options.rules is not None:
-            # The session rules only, as for boxes: a 50% accuracy floor would measure the
-            # difficulty of 15-step procedures, not attention.
-            rules = dataclasses.replace(context.options.rules, min_accuracy=0.0)
-            human = apply_exclusions(human, context.participants, rules, ("explicit",)).trials
-        parts += people_sections(context, chosen, human)
-    return parts or None
-
-
-def _files_section(
+def per_set_sections(
     context: ReportContext,
-    writer: Callable[..., list[Path]],
-    folder_name: str,
-    **options: Any,
-) -> list[SectionResult] | None:
-    """Run a paradigm's file-writing analysis on each of its sets and show what it wrote.
+    what: str,
+    analyse: Callable[[Any, Path], Outputs],
+) -> list[SectionResult]:
+    """Run a paradigm's analysis on each of its sets; one section per set that wrote anything.
 
     Each set writes into its own folder, ``<out>/<paradigm>/<set name>/``, so sets whose
     analyses write files of the same names (the model and the compressed boxes sets both have a
     Table 1) do not replace each other's.
+
+    Args:
+        context: The report context.
+        what: What the sections show (their titles are ``<paradigm>: <what> (<set name>)``).
+        analyse: Writes one set's tables and figures into a folder and returns them.
     """
-    if context.results is None:
-        return None
     parts = []
     for stimulus_set in context.stimulus_sets:
         name = context.set_names.get(stimulus_set.sha256) or stimulus_set.sha256[:12]
-        folder = context.tables_dir.parent / folder_name / name
-        paths = writer(context.results, stimulus_set, folder, **options)
-        if paths:
-            parts.append(section_from_files(f"{context.paradigm}: models ({name})", paths))
-    return parts or None
-
-
-_CSS = """
-body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
-table{border-collapse:collapse;font-size:.85em;margin:.6em 0}
-th,td{border-bottom:1px solid #ddd;padding:.2em .6em;text-align:right}
-th:first-child,td:first-child{text-align:left}
-figure{margin:1em 0}figure img{max-width:100%}figcaption{font-size:.85em;color:#555}
-pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.8em}
-.files{font-size:.8em;color:#555}
-.warning{background:#fff4e5;border-left:4px solid #e69f00;padding:.4em .8em;margin:.8em 0}
-"""
-
-
-def html_table(table: pd.DataFrame, max_rows: int = 60) -> str:
-    """A DataFrame as an escaped HTML table (long tables are cut, the CSV has all rows)."""
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in table.columns)
-    body = []
-    for row in table.head(max_rows).itertuples(index=False):
-        cells = "".join(f"<td>{html.escape(format_cell(v))}</td>" for v in row)
-        body.append(f"<tr>{cells}</tr>")
-    more = (
-        f"<p class='files'>{len(table) - max_rows} more rows in the CSV file.</p>"
-        if len(table) > max_rows
-        else ""
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{more}"
-
-
-def _figure_html(figure: SavedFigure, root: Path) -> str:
-    data = base64.b64encode(figure.paths["png"].read_bytes()).decode("ascii")
-    links = " ".join(
-        f"<a href='{html.escape(str(p.relative_to(root)))}'>{fmt.upper()}</a>"
-        for fmt, p in figure.paths.items()
-    )
-    return (
-        f"<figure><img alt='{html.escape(figure.title)}' src='data:image/png;base64,{data}'>"
-        f"<figcaption>{html.escape(figure.title)} <span class='files'>({links})</span>"
-        "</figcaption></figure>"
-    )
-
-
-def _table_html(table: SavedTable, root: Path) -> str:
-    links = " ".join(
-        f"<a href='{html.escape(str(p.relative_to(root)))}'>{fmt.upper()}</a>"
-        for fmt, p in table.paths.items()
-    )
-    return (
-        f"<h3>{html.escape(table.title)}</h3>{html_table(table.table)}<p class='files'>{links}</p>"
-    )
-
-
-def render_html(sections: list[SectionResult], sources: list[str], options: ReportOptions) -> str:
-    """The whole page: one file, figures embedded as PNG data."""
-    parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        "<title>tracktale analysis report</title>",
-        f"<style>{_CSS}</style></head><body>",
-        "<h1>tracktale analysis report</h1>",
-        f"<p class='files'>tracktale {html.escape(tracktale.__version__)}, "
-        f"{datetime.date.today().isoformat()}</p><ul>",
-        *(f"<li>{html.escape(source)}</li>" for source in sources),
-        "</ul>",
-        f"<p class='files'>Options: {html.escape(_describe_options(options))}</p>",
-    ]
-    for section in sections:
-        root = _root_of(section)
-        parts.append(f"<h2>{html.escape(section.title)}</h2>")
-        if section.warnings:
-            items = "".join(f"<li>{html.escape(w)}</li>" for w in section.warnings)
-            parts.append(f"<div class='warning'><strong>Warnings</strong><ul>{items}</ul></div>")
-        parts.append(section.html)
-        parts += [_figure_html(f, root) for f in section.figures]
-        parts += [_table_html(t, root) for t in section.tables]
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
-
-
-def _root_of(section: SectionResult) -> Path:
-    paths = [p for f in section.figures for p in f.paths.values()]
-    paths += [p for t in section.tables for p in t.paths.values()]
-    return paths[0].parent.parent if paths else Path(".")
-
-
-def _describe_options(options: ReportOptions) -> str:
-    return (
-        f"mixed-model engine {options.engine}, random slopes {'on' if options.slopes else 'off'}, "
-        f"recency covariate {options.recency}, task coding {options.task_coding}, "
-        f"inference {options.inference}, glmer tests {options.glmer_test}, item "
-        f"permutations {options.permutations:,}, two-way SEs "
-        f"{'at least the participant-clustered' if options.two_way_floor else 'as estimated'}, "
-        f"accuracy intervals {options.accuracy_interval}, "
-        f"model correctness column {options.value}, Figures 5 and 7 on the "
-        f"{options.figure_template} template{'s' if options.figure_template == 'all' else ''}, "
-        f"arithmetic reference "
-        f"{options.arithmetic_reference} (first answer: {options.arithmetic_first_answer}, "
-        f"intervals {options.arithmetic_interval}), "
-        f"boxes functor rule {options.boxes_functor}, unparsed answers {options.boxes_unparsed}"
-    )
+        folder = context.tables_dir.parent / context.paradigm / name
+        outputs = analyse(stimulus_set, folder)
+        if outputs.written:
+            title = f"{context.paradigm}: {what} ({name})"
+            parts.append(SectionResult.from_outputs(title, outputs))
+    return parts

@@ -20,6 +20,7 @@ from tracktale.errors import TracktaleError
 from tracktale.settings import data_dir
 
 if TYPE_CHECKING:
+    import pandas as pd
     from rich.console import Console
 
     from tracktale.analysis.report import Report
@@ -73,6 +74,8 @@ class RunSummary:
     results_dir: Path | None = None
     report_path: Path | None = None
     report_tables: Path | None = None
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    """The report's tables by name, as it wrote them (what :func:`print_summary` shows)."""
 
 
 def run_main_job(options: RunOptions, say: Callable[[str], None] = print) -> RunSummary:
@@ -100,6 +103,7 @@ def run_main_job(options: RunOptions, say: Callable[[str], None] = print) -> Run
     report = _write_report(options, summary, say)
     summary.report_path = report.html_path
     summary.report_tables = report.html_path.parent / "tables"
+    summary.tables = report.tables()
     return summary
 
 
@@ -276,10 +280,7 @@ def _write_report(options: RunOptions, summary: RunSummary, say: Callable[[str],
 
 def print_summary(summary: RunSummary) -> None:
     """Print the report's inference, the paper's GLMs and where everything went."""
-    import csv
-
     from rich.console import Console
-    from rich.table import Table
 
     console = Console(highlight=False, soft_wrap=True)
     for name, title in (
@@ -288,40 +289,47 @@ def print_summary(summary: RunSummary) -> None:
         ("glm_complexity", "the paper's GLM: accuracy ~ complexity x task"),
         ("glm_recency", "the paper's GLM, with focus position (recency)"),
     ):
-        path = summary.report_tables / f"{name}.csv" if summary.report_tables else None
-        if path is None or not path.is_file():
-            continue
-        with open(path, newline="", encoding="utf-8") as handle:
-            rows = list(csv.DictReader(handle))
-        method = rows[0].get("method", "glm") if rows else "glm"
-        table = Table(title=f"Human data, {title} [{method}]", title_justify="left")
-        for column in ("term", "b", "SE", "z", "p", "OR [95% CI]"):
-            table.add_column(column, justify="left" if column == "term" else "right")
-        for row in rows:
-            number = {
-                key: float(row[key] or "nan")
-                for key in ("b", "se", "z", "p", "odds_ratio", "or_low", "or_high")
-            }
-            table.add_row(
-                row["label"],
-                f"{number['b']:.2f}",
-                f"{number['se']:.2f}",
-                f"{number['z']:.2f}",
-                f"{number['p']:.3g}",
-                f"{number['odds_ratio']:.2f} [{number['or_low']:.2f}, {number['or_high']:.2f}]",
-            )
-        console.print(table)
-        permuted = [r for r in rows if r.get("p_permutation")]
-        if permuted:
-            console.print(_permutation_line(name, float(permuted[0]["p_permutation"])))
-    if summary.report_tables:
-        _print_side_by_side(console, summary.report_tables / "humans_and_models.csv")
+        coefficients = summary.tables.get(name)
+        if coefficients is not None:
+            _print_coefficients(console, name, title, coefficients)
+    joint = summary.tables.get("humans_and_models")
+    if joint is not None:
+        _print_side_by_side(console, joint)
     console.print(
         f"{summary.completed_participants} simulated participants in {summary.database_url}"
     )
     if summary.results_dir:
         console.print(f"model results: {summary.results_dir}")
     console.print(f"report: {summary.report_path}")
+
+
+def _print_coefficients(console: Console, name: str, title: str, rows: pd.DataFrame) -> None:
+    """One model's coefficient table (as the report wrote it), then its permutation test."""
+    import pandas as pd
+    from rich.table import Table
+
+    method = rows["method"].iloc[0] if "method" in rows.columns and len(rows) else "glm"
+    table = Table(title=f"Human data, {title} [{method}]", title_justify="left")
+    for column in ("term", "b", "SE", "z", "p", "OR [95% CI]"):
+        table.add_column(column, justify="left" if column == "term" else "right")
+    for row in rows.to_dict("records"):
+        number = {
+            key: float("nan") if pd.isna(row.get(key)) else float(row[key])
+            for key in ("b", "se", "z", "p", "odds_ratio", "or_low", "or_high")
+        }
+        table.add_row(
+            str(row["label"]),
+            f"{number['b']:.2f}",
+            f"{number['se']:.2f}",
+            f"{number['z']:.2f}",
+            f"{number['p']:.3g}",
+            f"{number['odds_ratio']:.2f} [{number['or_low']:.2f}, {number['or_high']:.2f}]",
+        )
+    console.print(table)
+    if "p_permutation" in rows.columns:
+        permuted = rows["p_permutation"].dropna()
+        if len(permuted):
+            console.print(_permutation_line(name, float(permuted.iloc[0])))
 
 
 def _permutation_line(table: str, p: float) -> str:
@@ -337,22 +345,18 @@ def _permutation_line(table: str, p: float) -> str:
     )
 
 
-def _print_side_by_side(console: Console, path: Path) -> None:
+def _print_side_by_side(console: Console, rows: pd.DataFrame) -> None:
     """Accuracy by task and complexity of the participants and each model (n in brackets)."""
-    import csv
-
+    import pandas as pd
     from rich.table import Table
 
-    if not path.is_file():
-        return
-    with open(path, newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    levels = sorted({int(float(row["complexity"])) for row in rows})
+    levels = sorted({int(level) for level in rows["complexity"]})
     lines: dict[tuple[str, str, str], dict[int, str]] = {}
-    for row in rows:
-        key = (row["label"], row["template"], row["task"])
-        cell = f"{float(row['accuracy']):.0%} ({row['n']})"
-        lines.setdefault(key, {})[int(float(row["complexity"]))] = cell
+    for row in rows.to_dict("records"):
+        template = "" if pd.isna(row["template"]) else str(row["template"])
+        key = (str(row["label"]), template, str(row["task"]))
+        cell = f"{float(row['accuracy']):.0%} ({int(row['n'])})"
+        lines.setdefault(key, {})[int(row["complexity"])] = cell
     table = Table(
         title="Accuracy by complexity: participants (after exclusions) and models",
         title_justify="left",

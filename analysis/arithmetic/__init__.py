@@ -20,6 +20,8 @@ stimulus set's into ``<out>/arithmetic/<set>/``). Stems name the paper's numbers
 ==========================================  =================================================
 
 Tables are CSV (LaTeX too for the paper's tables), figures PNG, PDF and SVG.
+:func:`arithmetic_outputs` returns what it wrote as objects (each table's data, each figure's
+files), which the report sections (:mod:`.section`, declared in :data:`SECTIONS`) render.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from tracktale.analysis.arithmetic.tables import (
     set_references,
     write_table,
 )
+from tracktale.analysis.outputs import Outputs, written_paths
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,6 +67,7 @@ __all__ = [
     "POOLED",
     "ArithmeticOptions",
     "accuracy_table",
+    "arithmetic_outputs",
     "arithmetic_section",
     "bootstrap_interval",
     "factor_rows",
@@ -74,6 +78,9 @@ __all__ = [
     "rate_table",
     "scored_rows",
 ]
+
+SECTIONS = ("tracktale.analysis.arithmetic.section:models_section",)
+"""The paradigm's report sections (``module:function``), in page order."""
 
 MAGNITUDE_FIGURES = (
     ("input_range", "arithmetic_fig10_magnitude_input_range", "Figure 10: by input range"),
@@ -87,7 +94,7 @@ FACTOR_FIGURES = (
 )
 
 
-def arithmetic_section(
+def arithmetic_outputs(
     results: pd.DataFrame,
     stimulus_set: StimulusSet | str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
@@ -95,7 +102,7 @@ def arithmetic_section(
     options: ArithmeticOptions | None = None,
     n_boot: int | None = None,
     seed: int | None = None,
-) -> list[Path]:
+) -> Outputs:
     """Every arithmetic table and figure (see the module docstring), for the report.
 
     Args:
@@ -107,7 +114,8 @@ def arithmetic_section(
         seed: Bootstrap seed (overrides ``options``).
 
     Returns:
-        The paths written; empty when no result belongs to the set.
+        What was written (``written``: the paths, in order); empty when no result belongs
+        to the set.
     """
     import dataclasses
 
@@ -119,12 +127,15 @@ def arithmetic_section(
             seed=options.seed if seed is None else seed,
         )
     stimulus_set = read_set(stimulus_set)
+    outputs = Outputs()
     if not has_rows(results, stimulus_set):
-        return []
+        return outputs
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     rows = scored_rows(results, stimulus_set, options)
-    return _tables(rows, stimulus_set, folder, options) + _figures(rows, folder, options)
+    _tables(outputs, rows, stimulus_set, folder, options)
+    _figures(outputs, rows, folder, options)
+    return outputs
 
 
 class _Bootstrap(TypedDict):
@@ -138,7 +149,7 @@ def _bootstrap(options: ArithmeticOptions) -> _Bootstrap:
     return {"n_boot": options.n_boot, "seed": options.seed, "interval": options.interval}
 
 
-def _tables(rows, stimulus_set, folder: Path, options: ArithmeticOptions) -> list[Path]:
+def _tables(outputs: Outputs, rows, stimulus_set, folder: Path, options: ArithmeticOptions) -> None:
     import pandas as pd
 
     boot = _bootstrap(options)
@@ -157,56 +168,63 @@ def _tables(rows, stimulus_set, folder: Path, options: ArithmeticOptions) -> lis
         ("arithmetic_table4_output_statistics", statistics),
         ("arithmetic_references", reference_table(rows)),
     )
-    written = []
     for stem, table in paper_tables:
-        written += write_table(table, folder / stem, latex=True)
+        outputs.table(table, write_table(table, folder / stem, latex=True))
     plain_tables = (
         ("arithmetic_references_by_dataset", set_references(stimulus_set)),
         ("arithmetic_faa_by_factor", factor_table(rows, **boot)),
         ("arithmetic_answer_position", answer_position_table(rows)),
     )
     for stem, table in plain_tables:
-        written += write_table(table, folder / stem)
-    return written
+        outputs.table(table, write_table(table, folder / stem))
 
 
-def _figures(rows, folder: Path, options: ArithmeticOptions) -> list[Path]:
+def _figures(outputs: Outputs, rows, folder: Path, options: ArithmeticOptions) -> None:
     boot = _bootstrap(options)
-    written = []
     horizons = horizon_table(rows, **boot)
-    written += write_table(horizons, folder / "arithmetic_fig2_faa_by_horizon")
-    written += figures.plot_faa_by_horizon(horizons, folder)
-    written += figures.plot_faa_vs_caa(accuracy_table(rows, **boot), folder)
-    written += figures.plot_par_by_horizon(horizons, folder)
+    outputs.table(horizons, write_table(horizons, folder / "arithmetic_fig2_faa_by_horizon"))
+    outputs.figure_files(figures.plot_faa_by_horizon(horizons, folder))
+    outputs.figure_files(figures.plot_faa_vs_caa(accuracy_table(rows, **boot), folder))
+    outputs.figure_files(figures.plot_par_by_horizon(horizons, folder))
     by_horizon = factor_table(rows, by_horizon=True, **boot)
-    written += write_table(by_horizon, folder / "arithmetic_faa_by_factor_and_horizon")
-    for factors, stem, title in FACTOR_FIGURES:
-        written += figures.plot_factor_by_horizon(by_horizon, factors, folder, stem, title)
-        written += figures.plot_factor_per_model(
-            by_horizon, factors[0], folder, f"{stem}_per_model", f"{title.split(':')[0]}, per model"
+    stem = folder / "arithmetic_faa_by_factor_and_horizon"
+    outputs.table(by_horizon, write_table(by_horizon, stem))
+    for factors, name, title in FACTOR_FIGURES:
+        outputs.figure_files(
+            figures.plot_factor_by_horizon(by_horizon, factors, folder, name, title)
         )
-    written += figures.plot_answer_positions(rows, folder)
-    written += _magnitude_figures(rows, folder)
+        outputs.figure_files(
+            figures.plot_factor_per_model(
+                by_horizon,
+                factors[0],
+                folder,
+                f"{name}_per_model",
+                f"{title.split(':')[0]}, per model",
+            )
+        )
+    outputs.figure_files(figures.plot_answer_positions(rows, folder))
+    _magnitude_figures(outputs, rows, folder)
     for factor, number, what in (("input_range", 16, "input range"), ("lookback", 17, "look-back")):
         wide = heatmap_table(rows, factor)
         if wide.empty:
             continue  # no dataset of the set varies this factor (no mixed datasets: no look-back)
-        stem = f"arithmetic_fig{number}_heatmap_{factor}"
-        written += write_table(wide, folder / stem)
-        written += figures.plot_heatmap(
-            wide, folder, stem, f"Figure {number}: FAA per model and {what}", factor
+        name = f"arithmetic_fig{number}_heatmap_{factor}"
+        outputs.table(wide, write_table(wide, folder / name))
+        outputs.figure_files(
+            figures.plot_heatmap(
+                wide, folder, name, f"Figure {number}: FAA per model and {what}", factor
+            )
         )
-    return written
 
 
-def _magnitude_figures(rows, folder: Path) -> list[Path]:
+def _magnitude_figures(outputs: Outputs, rows, folder: Path) -> None:
     import pandas as pd
 
-    written, tables = [], []
+    tables = []
     for factor, stem, title in MAGNITUDE_FIGURES:
         table = magnitude_table(factor_rows(rows, factor), [factor])
         tables.append(table.rename(columns={factor: "level"}).assign(by=factor))
-        written += figures.plot_magnitudes(table, factor, folder, stem, title)
+        outputs.figure_files(figures.plot_magnitudes(table, factor, folder, stem, title))
     per_model = magnitude_table(rows, ["model"])
     tables.append(per_model.rename(columns={"model": "level"}).assign(by="model"))
     models = sorted(set(rows["model"]))
@@ -219,10 +237,14 @@ def _magnitude_figures(rows, folder: Path) -> list[Path]:
             else (f"arithmetic_fig15_magnitude_models_p{page + 1}")
         )
         title = f"Figure {min(number, 15)}: per model ({start + 1}-{start + size})"
-        written += figures.plot_magnitudes(
-            per_model, "model", folder, stem, title, models[start : start + size]
+        outputs.figure_files(
+            figures.plot_magnitudes(
+                per_model, "model", folder, stem, title, models[start : start + size]
+            )
         )
     long = pd.concat(tables, ignore_index=True)
-    columns = ["by", "level", "horizon", "correct", "n", "median_magnitude"]
-    written += write_table(long[columns], folder / "arithmetic_expected_magnitude")
-    return written
+    long = long[["by", "level", "horizon", "correct", "n", "median_magnitude"]]
+    outputs.table(long, write_table(long, folder / "arithmetic_expected_magnitude"))
+
+
+arithmetic_section = written_paths(arithmetic_outputs)

@@ -27,6 +27,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tracktale.analysis.outputs import Outputs, written_paths
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -109,50 +111,32 @@ def people_and_models(
     return pd.concat([people, models[COLUMNS]], ignore_index=True)
 
 
-def write_people_section(
+def people_outputs(
     human: pd.DataFrame,
     results: pd.DataFrame | None,
     stimulus_set: StimulusSet,
     folder: Path,
     options: Any = None,
-) -> list[Path]:
+) -> Outputs:
     """Write the table and figure of this module for one stimulus set.
 
     Returns:
-        The paths written; empty when no human row is a main trial of the set.
+        What was written (``written``: the paths, in order); empty when no human row
+        is a main trial of the set.
     """
     from tracktale.analysis.arithmetic.figures import plot_people_vs_models
     from tracktale.analysis.arithmetic.tables import write_table
 
+    outputs = Outputs()
     ids = {item.item_id for item in stimulus_set}
     human = human[human["item_id"].isin(ids)]
     if human.empty or not (human.get("role", "main") == "main").any():
-        return []
+        return outputs
     folder.mkdir(parents=True, exist_ok=True)
     table = people_and_models(human, results, stimulus_set, options)
-    return write_table(table, folder / TABLE_STEM) + plot_people_vs_models(table, folder)
-
-
-def people_sections(context: Any, options: Any = None, human: Any = None) -> list[Any]:
-    """The report's sections of people beside models, one per stimulus set with human rows.
-
-    Args:
-        context: The report's :class:`~tracktale.analysis.report.ReportContext`.
-        options: The arithmetic options (reference, first-answer rule, interval).
-        human: The human rows to show (after the report's exclusions); ``None``: all of
-            ``context.human``.
-    """
-    human = context.human if human is None else human
-    from tracktale.analysis.report import section_from_files
-
-    parts = []
-    for stimulus_set in context.stimulus_sets:
-        name = context.set_names.get(stimulus_set.sha256) or stimulus_set.sha256[:12]
-        folder = context.tables_dir.parent / "arithmetic" / name
-        paths = write_people_section(human, context.results, stimulus_set, folder, options)
-        if paths:
-            parts.append(section_from_files(f"arithmetic: people and models ({name})", paths))
-    return parts
+    outputs.table(table, write_table(table, folder / TABLE_STEM))
+    outputs.figure_files(plot_people_vs_models(table, folder))
+    return outputs
 
 
 def _par(trials: pd.DataFrame) -> float | None:
@@ -185,3 +169,6 @@ def _probed(trials: pd.DataFrame, stimulus_set: StimulusSet | None) -> dict[str,
     if not judged:
         return {"probed": None, "intermediate_accuracy": None}
     return {"probed": len(judged), "intermediate_accuracy": 100 * sum(judged) / len(judged)}
+
+
+write_people_section = written_paths(people_outputs)

@@ -22,6 +22,9 @@ rules, see :class:`~tracktale.stimuli.boxes.scoring.ScoringRules`); an item samp
 times scores as the mean of its samples. The report writes each stimulus set's files into its
 own folder.
 
+:func:`boxes_outputs` returns the same as objects (each table's data, each figure's files),
+which the report section (:mod:`.section`, declared in :data:`SECTIONS`) renders.
+
 This module imports pandas and matplotlib only when a function runs, so a report registry can
 import it cheaply.
 """
@@ -32,6 +35,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tracktale.analysis.outputs import Outputs, written_paths
 from tracktale.stimuli.boxes.scoring import ScoringRules
 
 if TYPE_CHECKING:
@@ -40,9 +44,11 @@ if TYPE_CHECKING:
     from tracktale.stimulus_set import StimulusSet
 
 DEFAULT_BOOTSTRAP = 2000
+SECTIONS = ("tracktale.analysis.boxes.section:models_section",)
+"""The paradigm's report sections (``module:function``), in page order."""
 
 
-def boxes_section(
+def boxes_outputs(
     results: pd.DataFrame,
     stimulus_set: StimulusSet,
     out_dir: str | os.PathLike[str],
@@ -51,7 +57,7 @@ def boxes_section(
     n_boot: int = DEFAULT_BOOTSTRAP,
     seed: int = 0,
     human: pd.DataFrame | None = None,
-) -> list[Path]:
+) -> Outputs:
     """Write the boxes tables and figures for ``results`` on ``stimulus_set``.
 
     Args:
@@ -67,7 +73,8 @@ def boxes_section(
             intervals), and ``boxes_human_final_step.csv`` is written.
 
     Returns:
-        The paths written, tables first; empty when no result belongs to the set.
+        What was written (``written``: the paths, in order, tables first); empty when no
+        result belongs to the set.
     """
     import pandas as pd
 
@@ -76,45 +83,44 @@ def boxes_section(
     rules = rules or ScoringRules()
     scored = scores.scored_items(results, stimulus_set, rules)
     people = human_rows.human_scored_items(human, stimulus_set) if human is not None else None
+    outputs = Outputs()
     if scored.empty and (people is None or people.empty):
-        return []
+        return outputs
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    written: list[str | Path] = []
     final = scores.final_step_table(scored, n_boot, seed)
     if people is not None and not people.empty:
         factors = scores.row_factors(scored if not scored.empty else people)
         people_table = human_rows.human_final_step_table(people, factors)
-        written.append(tables.write_csv(people_table, out / "boxes_human_final_step.csv"))
+        _write(outputs, people_table, out / "boxes_human_final_step")
         final = pd.concat([people_table[final.columns], final], ignore_index=True)
-    written.append(tables.write_csv(final, out / "boxes_final_step.csv"))
-    layout = tables.paper_layout(final)
-    written.append(tables.write_csv(layout, out / "boxes_table1.csv"))
-    written.append(
-        tables.write_latex(
-            layout,
-            out / "boxes_table1.tex",
-            "Step-EM / State-EM at the final test step (boxes paradigm).",
-        )
-    )
+    _write(outputs, final, out / "boxes_final_step")
+    caption = "Step-EM / State-EM at the final test step (boxes paradigm)."
+    _write(outputs, tables.paper_layout(final), out / "boxes_table1", caption)
     if (scored["initialization"] == "compressed").any():
         paired = scores.paired_compression(scored, n_boot, seed)
-        written.append(tables.write_csv(paired, out / "boxes_compression.csv"))
-        written.append(
-            tables.write_latex(
-                paired,
-                out / "boxes_compression.tex",
-                "Compressed minus normal initialization, paired by world (final test step).",
-            )
-        )
-    figure_paths: list[Path] = []
+        caption = "Compressed minus normal initialization, paired by world (final test step)."
+        _write(outputs, paired, out / "boxes_compression", caption)
     if (scored["probe"] == "every").any():
         probing = scores.probing_table(scored, n_boot, seed)
-        written.append(tables.write_csv(probing, out / "boxes_probing.csv"))
+        _write(outputs, probing, out / "boxes_probing")
         labels = transitions.label_transitions(scored, stimulus_set, rules)
         counts = transitions.transition_counts(labels)
-        written.append(tables.write_csv(labels, out / "boxes_transition_labels.csv"))
-        written.append(tables.write_csv(counts, out / "boxes_transitions.csv"))
-        figure_paths += figures.plot_probing(probing, out)
-        figure_paths += figures.plot_transitions(counts, out)
-    return [Path(path) for path in written] + figure_paths
+        _write(outputs, labels, out / "boxes_transition_labels")
+        _write(outputs, counts, out / "boxes_transitions")
+        outputs.figure_files(figures.plot_probing(probing, out))
+        outputs.figure_files(figures.plot_transitions(counts, out))
+    return outputs
+
+
+def _write(outputs: Outputs, table: pd.DataFrame, stem: Path, caption: str | None = None) -> None:
+    """Write ``table`` as ``stem.csv`` (and ``stem.tex`` with a caption) and record it."""
+    from tracktale.analysis.boxes import tables
+
+    paths = [tables.write_csv(table, stem.with_suffix(".csv"))]
+    if caption is not None:
+        paths.append(tables.write_latex(table, stem.with_suffix(".tex"), caption))
+    outputs.table(table, paths)
+
+
+boxes_section = written_paths(boxes_outputs)

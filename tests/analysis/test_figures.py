@@ -3,9 +3,9 @@ import sys
 import matplotlib
 import pytest
 
-from tracktale.analysis import casestudies, figures
 from tracktale.analysis.exclusions import apply_exclusions
-from tracktale.analysis.manipulation import template_logprob_ratios
+from tracktale.analysis.narrative import casestudies, figures
+from tracktale.analysis.narrative.manipulation import template_logprob_ratios
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from tracktale.analysis.calibration import NullScenario, null_studies
-from tracktale.analysis.human_inference import (
+from tracktale.analysis.narrative.human_inference import (
     HumanInference,
     _complexity_permutation,
     _recency_permutation,

@@ -202,16 +202,21 @@ def test_an_empty_selection_is_named(trial_table):
 def test_sections_that_write_files_become_report_sections(tmp_path):
     import pandas as pd
 
-    from tracktale.analysis.report import render_html, section_from_files
+    from tracktale.analysis.outputs import Outputs
+    from tracktale.analysis.report import SectionResult, render_html
 
-    pd.DataFrame({"model": ["m"], "score": [0.5]}).to_csv(tmp_path / "scores.csv", index=False)
+    scores = pd.DataFrame({"model": ["m"], "score": [0.5]})
+    scores.to_csv(tmp_path / "scores.csv", index=False)
     (tmp_path / "scores.tex").write_text("tex")
     from tracktale.analysis.style import new_figure, save_figure, styled
 
     with styled():
         save_figure(new_figure(1), tmp_path, "curve", "curve")
-    files = [tmp_path / name for name in ("scores.csv", "scores.tex", "curve.png", "curve.svg")]
-    section = section_from_files("boxes: models", files)
+    outputs = Outputs()
+    outputs.table(scores, [tmp_path / "scores.csv", tmp_path / "scores.tex"])
+    outputs.figure_files([tmp_path / "curve.png", tmp_path / "curve.svg"])
+    (tmp_path / "scores.csv").unlink()  # the section shows the table it holds, not the file
+    section = SectionResult.from_outputs("boxes: models", outputs)
     assert [f.name for f in section.figures] == ["curve"]
     assert set(section.figures[0].paths) == {"png", "svg"}
     assert section.tables[0].table.loc[0, "score"] == 0.5
@@ -347,3 +352,29 @@ def test_everyone_excluded_is_a_warning_not_a_traceback(inputs, tmp_path, capsys
     assert "warning: no human trials are left after the exclusions" in err
     summary = pd.read_csv(tmp_path / "out" / "tables" / "exclusions_summary.csv")
     assert (summary["analysed"] == 0).all() and (summary["excluded_incomplete"] == 48).all()
+
+
+def test_text_in_tables_captions_and_warnings_is_escaped(tmp_path):
+    import pandas as pd
+
+    from tracktale.analysis.report import SectionResult, render_html
+    from tracktale.analysis.style import new_figure, save_figure, styled
+    from tracktale.analysis.tables import save_table
+
+    attack = "<script>alert(1)</script>"
+    table = pd.DataFrame({attack: [attack, "plain"]})
+    saved = save_table(table, tmp_path / "tables", "scores", f"caption {attack}")
+    with styled():
+        figure = save_figure(new_figure(1), tmp_path / "figures", "curve", f"figure {attack}")
+    section = SectionResult(
+        title=f"title {attack}",
+        html="<p>a fragment the section escaped</p>",
+        figures=[figure],
+        tables=[saved],
+        warnings=[f"warning {attack}"],
+    )
+    page = render_html([section], [f"source {attack}"], ReportOptions())
+    assert "<script>" not in page
+    assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") == 8
+    assert "<p>a fragment the section escaped</p>" in page  # a section's own HTML stays HTML
+    assert "<td>plain</td>" in page and "href='tables/scores.csv'" in page

@@ -5,9 +5,9 @@ import math
 import pandas as pd
 import pytest
 
-from tracktale.analysis import scorecard
 from tracktale.analysis.exclusions import apply_exclusions
 from tracktale.analysis.glm import fit_human_glm
+from tracktale.analysis.narrative import scorecard
 from tracktale.analysis.report import ReportContext, ReportOptions
 from tracktale.analysis.stats import accuracy_table
 

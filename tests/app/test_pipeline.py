@@ -173,16 +173,21 @@ def test_run_serve_generates_the_stimuli_and_hands_over_to_the_study_server(monk
 
 
 def test_the_summary_prints_each_permutation_p_under_its_models_table(tmp_path, capsys):
+    import pandas as pd
+
     from tracktale.app.pipeline import RunSummary, print_summary
 
-    header = "model,term,label,b,se,z,p,odds_ratio,or_low,or_high,p_permutation\n"
+    columns = ["model", "term", "label", "b", "se", "z", "p", "odds_ratio", "or_low", "or_high"]
     rows = {
-        "inference_model1": "model 1,complexity_c,c,-0.3,0.1,-3,0.003,0.74,0.6,0.9,0.0042\n",
-        "inference_model2": "model 2,recency_c,r,-0.1,0.1,-1,0.3,0.9,0.7,1.1,0.271\n",
+        "inference_model1": ["model 1", "complexity_c", "c", -0.3, 0.1, -3, 0.003, 0.74, 0.6, 0.9],
+        "inference_model2": ["model 2", "recency_c", "r", -0.1, 0.1, -1, 0.3, 0.9, 0.7, 1.1],
     }
-    for name, row in rows.items():
-        (tmp_path / f"{name}.csv").write_text(header + row)
-    print_summary(RunSummary(report_tables=tmp_path))
+    permutation = {"inference_model1": 0.0042, "inference_model2": 0.271}
+    tables = {
+        name: pd.DataFrame([row], columns=columns).assign(p_permutation=permutation[name])
+        for name, row in rows.items()
+    }
+    print_summary(RunSummary(report_tables=tmp_path, tables=tables))
     out = capsys.readouterr().out
     assert (
         "complexity by item permutation across items (the report's complexity test): p = 0.0042"

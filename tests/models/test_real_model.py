@@ -98,7 +98,7 @@ def test_the_manipulation_check_finds_pseudowords_and_improbable_objects_less_li
     scorer, fixed_set
 ):
     from tracktale.analysis.data import build_trial_table, item_table
-    from tracktale.analysis.manipulation import template_logprob_ratios
+    from tracktale.analysis.narrative.manipulation import template_logprob_ratios
     from tracktale.models.store import read_results, write_shard
 
     records = _score(scorer, fixed_set.items, "sequence")

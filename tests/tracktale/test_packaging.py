@@ -26,3 +26,12 @@ def test_no_module_outside_a_listed_package():
             if "node_modules" in module.parts:
                 continue
             assert (module.parent / "__init__.py").is_file(), f"{module} is in no package"
+
+
+def test_the_wheel_ships_the_report_templates():
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    patterns = config["package-data"]["tracktale.analysis"]
+    root = REPO_ROOT / "analysis"
+    shipped = {path for pattern in patterns for path in root.glob(pattern)}
+    templates = set((root / "templates").iterdir())
+    assert templates and templates <= shipped

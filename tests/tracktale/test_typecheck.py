@@ -30,10 +30,11 @@ def test_every_contract_module_is_checked_strictly():
         assert strict[flag] is True
 
 
-def test_no_contract_module_is_left_unchecked():
+def test_no_module_is_left_unchecked():
+    # The last stage modules that had type errors when mypy was added came off the ignore list
+    # with real fixes; none may go back on it.
     unchecked = {m for o in _overrides() if o.get("ignore_errors") for m in o["module"]}
-    assert not unchecked & (_contract_modules() | APPLICATION)
-    assert all(module.count(".") >= 2 for module in unchecked)  # stage modules only
+    assert not unchecked
 
 
 def test_the_test_script_runs_the_type_checker_and_the_front_end_checks():

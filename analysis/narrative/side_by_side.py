@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tracktale.analysis.casestudies import final_models
-from tracktale.analysis.figures import _errorbar
+from tracktale.analysis.narrative.casestudies import final_models
+from tracktale.analysis.narrative.figures import _errorbar
 from tracktale.analysis.report import ReportContext, SectionResult
 from tracktale.analysis.stats import accuracy_table
 from tracktale.analysis.style import (

@@ -178,7 +178,7 @@ class _Finders:
         return RunValue(float(row[statistic]))
 
     def _final_rows(self, spec: dict[str, Any]) -> pd.DataFrame | None:
-        from tracktale.analysis.casestudies import final_models
+        from tracktale.analysis.narrative.casestudies import final_models
 
         if self.models is None:
             return None
@@ -189,7 +189,7 @@ class _Finders:
         return rows if not rows.empty else None
 
     def _model_accuracy(self, spec: dict[str, Any]) -> RunValue:
-        from tracktale.analysis.casestudies import model_accuracy
+        from tracktale.analysis.narrative.casestudies import model_accuracy
 
         rows = self._final_rows(spec)
         if rows is None:
@@ -197,7 +197,7 @@ class _Finders:
         return _accuracy(model_accuracy(rows, ("task",), self.value))
 
     def _model_complexity_cost(self, spec: dict[str, Any]) -> RunValue:
-        from tracktale.analysis.casestudies import scaling_table
+        from tracktale.analysis.narrative.casestudies import scaling_table
 
         rows = self._final_rows(spec)
         if rows is None:
@@ -206,7 +206,7 @@ class _Finders:
         return RunValue(100 * float(table["complexity_cost"].iloc[0]))
 
     def _instruction_gain(self, spec: dict[str, Any]) -> RunValue:
-        from tracktale.analysis.casestudies import instruction_table
+        from tracktale.analysis.narrative.casestudies import instruction_table
 
         if self.models is None:
             return RunValue(None)
@@ -215,7 +215,7 @@ class _Finders:
         return RunValue(float(table["gain_pp"].max())) if not table.empty else RunValue(None)
 
     def _template_difference(self, spec: dict[str, Any]) -> RunValue:
-        from tracktale.analysis.casestudies import template_table
+        from tracktale.analysis.narrative.casestudies import template_table
 
         if self.models is None or self.models["template"].nunique() < 2:
             return RunValue(None)

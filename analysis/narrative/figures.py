@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracktale.analysis.casestudies import final_models
+from tracktale.analysis.narrative.casestudies import final_models
 from tracktale.analysis.stats import accuracy_table
 from tracktale.analysis.style import (
     HUMAN_COLOUR,
@@ -198,7 +198,7 @@ def template_robustness(
     """Figure 6: (A) example objects per template, (B) explicit and (C) implicit accuracy.
 
     Args:
-        templates: :func:`~tracktale.analysis.casestudies.template_table`.
+        templates: :func:`~tracktale.analysis.narrative.casestudies.template_table`.
         folder: Where the figure goes.
         examples: Template -> object words to show in panel A (the stimulus sets' own).
     """

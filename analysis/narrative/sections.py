@@ -1,20 +1,19 @@
 """Report sections of the narrative paradigm: people, models as case studies, manipulation check.
 
-The human section applies the exclusions, fits the models of
-:mod:`tracktale.analysis.human_inference` (leading with inference that holds for items, then
-the paper's participant-clustered GLMs) and draws Figure 3; the model section writes the
-case-study tables and Figures 4-7 with the log-axis scaling, checkpoint and human-distribution
-figures; the last section is the template manipulation check. Each returns ``None`` when its
-data is absent.
+The human section applies the exclusions, fits the models of :mod:`.human_inference`
+(leading with inference that holds for items, then the paper's participant-clustered GLMs) and
+draws Figure 3; the model section writes the case-study tables and Figures 4-7 with the
+log-axis scaling, checkpoint and human-distribution figures; the last section is the template
+manipulation check. Each returns ``None`` when its data is absent.
 """
 
 from __future__ import annotations
 
 import html
 
-from tracktale.analysis import casestudies, figures
 from tracktale.analysis.exclusions import apply_exclusions
-from tracktale.analysis.human_inference import human_inference
+from tracktale.analysis.narrative import casestudies, figures
+from tracktale.analysis.narrative.human_inference import human_inference
 from tracktale.analysis.report import ReportContext, SectionResult
 from tracktale.analysis.stats import accuracy_table
 from tracktale.analysis.style import SavedFigure
@@ -97,6 +96,7 @@ def human_section(context: ReportContext) -> SectionResult | None:
     parts += inference.html
     section.tables += inference.tables
     section.warnings += inference.warnings
+    section.fits.update(inference.fits)
     context.shared.update(inference.fits)
     context.shared["inference_method"] = inference.method
     figure = figures.humans_vs_reference(
@@ -189,7 +189,7 @@ def _object_examples(context: ReportContext) -> dict[str, list[str]]:
 
 def manipulation_section(context: ReportContext) -> SectionResult | None:
     """Sequence log-probability ratios between templates (log10), per model."""
-    from tracktale.analysis.manipulation import template_logprob_ratios
+    from tracktale.analysis.narrative.manipulation import template_logprob_ratios
 
     models = context.models
     if (
