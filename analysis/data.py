@@ -20,16 +20,20 @@ from typing import TYPE_CHECKING, Any
 
 from tracktale.errors import TracktaleError
 from tracktale.models.tasks import result_records, task_names
+from tracktale.schema.derive import choices, columns, hints
 from tracktale.schema.results import RESULT_KEY, carried_columns
 from tracktale.stimulus_set import StimulusSet, is_stimulus_set, read_stimulus_set
-from tracktale.trial import SOURCES, TRIAL_TASKS
+from tracktale.trial import ParticipantRecord, TrialRecord
 
 if TYPE_CHECKING:
     import pandas as pd
 
 HUMAN_TRIAL_COLUMNS = ("participant_id", "source", "item_id", "task", "correct")
-"""Trial columns the analysis cannot do without (the rest of TrialRecord is optional here)."""
+"""Trial columns the analysis cannot do without (the rest of TrialRecord is optional here);
+each is checked as :class:`~tracktale.trial.TrialRecord` declares it."""
 PARTICIPANT_COLUMNS = ("participant_id", "source", "status", "attentive", "no_ai_assistance")
+"""Participant columns the session rules need, checked as
+:class:`~tracktale.trial.ParticipantRecord` declares them."""
 MODEL_COLUMNS = RESULT_KEY
 ANALYSED_TASKS = ("explicit", "implicit")
 """The tasks both people and models do; comprehension (fillers) and sequence rows are kept in
@@ -233,32 +237,50 @@ def _as_boolean(table: pd.DataFrame, column: str, what: str, *, nullable: bool) 
     return values.astype(float)
 
 
+def _check_against(
+    table: pd.DataFrame,
+    record: type,
+    required: Iterable[str],
+    what: str,
+    optional: Iterable[str] = (),
+) -> pd.DataFrame:
+    """Check (and normalise) the ``required`` and present ``optional`` columns by the record.
+
+    Each column is checked as the record declares it: a ``bool`` field as true/false (0/1 or
+    text from a CSV, stored as 1.0/0.0, missing values allowed where the field allows them or the
+    column is optional), a ``Literal`` field against its choices, other text as text.
+    """
+    required = tuple(required)
+    require_columns(table, required, what)
+    table = table.reset_index(drop=True).copy()
+    declared = {column.name: column for column in columns(record)}
+    for name in (*required, *(name for name in optional if name in table.columns)):
+        column = declared[name]
+        allowed = choices(hints(record)[name])
+        if column.kind is bool:
+            nullable = column.nullable or name not in required
+            table[name] = _as_boolean(table, name, what, nullable=nullable)
+        elif allowed is not None:
+            _check_choice(table, name, allowed, what)
+        elif column.kind is str:
+            table[name] = table[name].astype(str)
+    return table
+
+
 def _check_human_trials(trials: pd.DataFrame, origin: str) -> pd.DataFrame:
-    require_columns(trials, HUMAN_TRIAL_COLUMNS, origin)
-    if trials.empty:
+    if trials.empty and set(HUMAN_TRIAL_COLUMNS) <= set(trials.columns):
         raise TracktaleError(f"{origin}: no trials (the table has a header but no rows)")
-    trials = trials.reset_index(drop=True).copy()
-    for column in ("participant_id", "item_id"):
-        trials[column] = trials[column].astype(str)
-    _check_choice(trials, "source", SOURCES, origin)
-    _check_choice(trials, "task", TRIAL_TASKS, origin)
-    trials["correct"] = _as_boolean(trials, "correct", origin, nullable=False)
-    for column in ("timed_out", "reading_timed_out"):
-        if column in trials.columns:
-            trials[column] = _as_boolean(trials, column, origin, nullable=True)
-    return trials
+    return _check_against(
+        trials, TrialRecord, HUMAN_TRIAL_COLUMNS, origin, ("timed_out", "reading_timed_out")
+    )
 
 
 def _check_participants(participants: pd.DataFrame, what: str) -> pd.DataFrame:
-    require_columns(participants, PARTICIPANT_COLUMNS, what)
-    participants = participants.reset_index(drop=True).copy()
-    participants["participant_id"] = participants["participant_id"].astype(str)
+    participants = _check_against(participants, ParticipantRecord, PARTICIPANT_COLUMNS, what)
     duplicated = participants["participant_id"].duplicated()
     if duplicated.any():
         pid = participants["participant_id"][duplicated].iloc[0]
         raise TracktaleError(f"{what}: participant {pid!r} appears twice")
-    for column in ("attentive", "no_ai_assistance"):
-        participants[column] = _as_boolean(participants, column, what, nullable=True)
     return participants
 
 

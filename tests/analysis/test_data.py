@@ -57,6 +57,24 @@ def test_an_invalid_value_is_named_with_its_row(simulated_human):
         load_human_trials(trials)
 
 
+@pytest.mark.parametrize(
+    ("column", "value", "message"),
+    [
+        ("status", "finished", r"row 3: status 'finished' is not one of started, completed"),
+        ("source", "mturk", r"row 3: source 'mturk' is not one of online, lab, simulated"),
+        ("attentive", "yes", r"row 3: attentive 'yes' is not true or false"),
+    ],
+)
+def test_participant_columns_are_checked_as_the_record_declares_them(
+    simulated_human, column, value, message
+):
+    participants = simulated_human.participants.copy()
+    participants[column] = participants[column].astype(object)
+    participants.loc[2, column] = value
+    with pytest.raises(TracktaleError, match=message):
+        load_human_trials((simulated_human.trials, participants))
+
+
 def test_a_trial_on_an_unknown_item_is_refused(simulated_human, human_set):
     trials = simulated_human.trials.copy()
     trials.loc[2, "item_id"] = "0000000000000000"
