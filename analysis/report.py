@@ -27,6 +27,7 @@ from tracktale.analysis.style import SavedFigure
 from tracktale.analysis.tables import SavedTable
 from tracktale.atomic import atomic_write_text
 from tracktale.errors import TracktaleError
+from tracktale.stimuli.registry import paradigm_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,8 +37,7 @@ if TYPE_CHECKING:
 SectionFunction = Callable[["ReportContext"], "SectionResult | list[SectionResult] | None"]
 
 SECTIONS: dict[str, list[str | SectionFunction]] = {
-    paradigm: [f"tracktale.analysis.{paradigm}:SECTIONS"]
-    for paradigm in ("narrative", "boxes", "arithmetic")
+    paradigm: [f"tracktale.analysis.{paradigm}:SECTIONS"] for paradigm in paradigm_names()
 }
 """Paradigm -> its report sections, imported when a report needs them.
 

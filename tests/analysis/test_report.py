@@ -378,3 +378,12 @@ def test_text_in_tables_captions_and_warnings_is_escaped(tmp_path):
     assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") == 8
     assert "<p>a fragment the section escaped</p>" in page  # a section's own HTML stays HTML
     assert "<td>plain</td>" in page and "href='tables/scores.csv'" in page
+
+
+def test_every_registered_paradigm_declares_its_report_sections_beside_its_stimuli():
+    from tracktale.stimuli.registry import paradigm_names
+
+    assert set(report_module.SECTIONS) == set(paradigm_names())
+    for paradigm in paradigm_names():
+        functions = report_module._resolve(f"tracktale.analysis.{paradigm}:SECTIONS")
+        assert functions and all(callable(function) for function in functions)
