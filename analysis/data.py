@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracktale.errors import TracktaleError
-from tracktale.models.tasks import result_records, task_names
+from tracktale.models.tasks import judged_tasks, result_records, task_names
 from tracktale.schema.derive import choices, columns, hints
 from tracktale.schema.results import RESULT_KEY, carried_columns
 from tracktale.stimulus_set import StimulusSet, is_stimulus_set, read_stimulus_set
@@ -35,9 +35,6 @@ PARTICIPANT_COLUMNS = ("participant_id", "source", "status", "attentive", "no_ai
 """Participant columns the session rules need, checked as
 :class:`~tracktale.trial.ParticipantRecord` declares them."""
 MODEL_COLUMNS = RESULT_KEY
-ANALYSED_TASKS = ("explicit", "implicit")
-"""The tasks both people and models do; comprehension (fillers) and sequence rows are kept in
-the table but left out of accuracy analyses."""
 
 _TRIAL_CARRY = {
     "response_time_ms": "rt_ms",
@@ -312,7 +309,9 @@ def load_model_results(source: Any) -> pd.DataFrame:
     for column in ("model_id", "item_id"):
         results[column] = results[column].astype(str)
     _check_choice(results, "task", task_names(), origin)
-    scored = results["task"].isin(ANALYSED_TASKS)
+    # The judged tasks are the ones people do too; sequence rows (and people's comprehension
+    # fillers) are kept in the table but have no accuracy of their own.
+    scored = results["task"].isin(judged_tasks())
     if scored.any():
         require_columns(results, ["correct"], origin)
     if (results["task"] == "sequence").any():

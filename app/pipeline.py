@@ -221,6 +221,7 @@ def _score_models(options: RunOptions, model_dir: Path, say: Callable[[str], Non
     from tracktale.models.reporting import scoring_reporter
     from tracktale.models.revisions import parse_revisions
     from tracktale.models.runner import ScoringJob, run_scoring
+    from tracktale.models.tasks import task_names
     from tracktale.stimulus_set import read_stimulus_set
 
     results = options.folder / "results"
@@ -248,7 +249,7 @@ def _score_models(options: RunOptions, model_dir: Path, say: Callable[[str], Non
             model_id=model_id,
             out=results,
             revisions=model_revisions,
-            tasks=("implicit", "explicit", "sequence"),
+            tasks=task_names(),
             item_ids=item_ids,
             chunk_size=16,  # the progress bar and its ETA move every 16 items
         )

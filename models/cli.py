@@ -17,14 +17,26 @@ from tracktale.errors import TracktaleError
 from tracktale.models.registry import backend_names
 from tracktale.models.reporting import LogReporter, err_console, quiet_libraries, scoring_reporter
 from tracktale.models.revisions import PRESET_HELP
-from tracktale.models.tasks import task_names
+from tracktale.models.tasks import get_task, judged_tasks, task_names
 from tracktale.models.tokens import BOS_POLICIES, PROMPT_FORMATS
 from tracktale.settings import data_dir
 
 console = Console(highlight=False, soft_wrap=True)
 
+
+def task_choices() -> dict[str, tuple[str, ...]]:
+    """``--task``'s values, each with the tasks it scores, read from the task registry.
+
+    Every registered task alone, ``both`` (the judged tasks,
+    :func:`~tracktale.models.tasks.judged_tasks`) and ``all``, in registration order.
+    """
+    names = task_names()
+    return {**{task: (task,) for task in names}, "both": judged_tasks(), "all": names}
+
+
 TASKS = task_names()
-TASK_CHOICES = {**{task: (task,) for task in TASKS}, "both": ("implicit", "explicit"), "all": TASKS}
+TASK_CHOICES = task_choices()
+"""The choices when the command line was built (the command reads the registry again)."""
 
 
 @click.group()
@@ -68,7 +80,7 @@ def models() -> None:
     default="implicit",
     show_default=True,
     help="implicit (log-probability comparison), explicit (generation), sequence (text "
-    "log-probability and surprisal), both (implicit and explicit) or all.",
+    f"log-probability and surprisal), both ({' and '.join(TASK_CHOICES['both'])}) or all.",
 )
 @click.option(
     "--out",
@@ -280,7 +292,7 @@ def score(
         model_id=model_id,
         out=out or data_dir() / "results",
         revisions=parse_revisions(revisions or revision),
-        tasks=TASK_CHOICES[task],
+        tasks=task_choices()[task],
         options=TaskOptions(
             calibrate=calibrate,
             prompt_format=prompt_format,
@@ -360,7 +372,7 @@ def _print_summary(job, summary) -> None:
             task,
             str(scored),
             str(len(group)),
-            "" if accuracy is None or task == "sequence" else f"{accuracy:.1%}",
+            "" if accuracy is None or not get_task(task).judged else f"{accuracy:.1%}",
         )
     console.print(table)
 

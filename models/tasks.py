@@ -37,6 +37,7 @@ from tracktale.schema.results import (
     SHARED_RECORDS,
     ExplicitResult,
     ImplicitResult,
+    JudgedResult,
     SequenceResult,
     check_result,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "applies",
     "generation_budget",
     "get_task",
+    "judged_tasks",
     "register_task",
     "result_records",
     "score_items",
@@ -149,6 +151,15 @@ class Task:
     settings: Callable[[TaskOptions], dict[str, Any]] = field(default=lambda _options: {})
     done: Callable[[Any, TaskOptions], Any] = field(default=lambda rows, _options: rows)
 
+    @property
+    def judged(self) -> bool:
+        """Whether its answers are right or wrong (its result model is a ``JudgedResult``).
+
+        The judged tasks are the ones people do too: the analysis's accuracy comparisons and
+        the command line's ``both`` are theirs.
+        """
+        return issubclass(self.result, JudgedResult)
+
 
 TASK_REGISTRY: dict[str, Task] = {}
 """Task name -> task, in registration order (the built-in ones: :data:`tracktale.scorer.TASKS`)."""
@@ -170,6 +181,11 @@ def register_task(task: Task) -> Task:
 def task_names() -> tuple[str, ...]:
     """The registered tasks' names, in registration order."""
     return tuple(TASK_REGISTRY)
+
+
+def judged_tasks() -> tuple[str, ...]:
+    """The registered judged tasks' names (:attr:`Task.judged`), in registration order."""
+    return tuple(name for name, task in TASK_REGISTRY.items() if task.judged)
 
 
 def get_task(name: str) -> Task:

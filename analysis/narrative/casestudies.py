@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from tracktale.analysis.stats import accuracy_table
 from tracktale.errors import TracktaleError
+from tracktale.models.tasks import judged_tasks
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,8 +30,8 @@ def _check_value(models: pd.DataFrame, value: str) -> None:
 
 
 def final_models(models: pd.DataFrame) -> pd.DataFrame:
-    """Rows of final models (no training step in the revision) on the scored tasks."""
-    rows = models[models["task"].isin(("explicit", "implicit"))]
+    """Rows of final models (no training step in the revision) on the judged tasks."""
+    rows = models[models["task"].isin(judged_tasks())]
     return rows[rows["step"].isna()]
 
 

@@ -19,6 +19,7 @@ from tracktale.analysis.stats import accuracy_table
 from tracktale.analysis.style import SavedFigure
 from tracktale.analysis.tables import save_table
 from tracktale.errors import TracktaleError
+from tracktale.models.tasks import judged_tasks
 
 
 def _pre(text: str) -> str:
@@ -116,7 +117,7 @@ def _add_figure(section: SectionResult, figure: SavedFigure | None) -> None:
 def model_section(context: ReportContext) -> SectionResult | None:
     """Models as case studies: tables and Figures 4-7, checkpoints, human placement."""
     models = context.models
-    if models is None or models["task"].isin(("explicit", "implicit")).sum() == 0:
+    if models is None or models["task"].isin(judged_tasks()).sum() == 0:
         return None
     value = context.options.value
     tables, folder = context.tables_dir, context.figures_dir

@@ -30,6 +30,7 @@ from tracktale.analysis.style import (
     styled,
 )
 from tracktale.analysis.tables import save_table
+from tracktale.models.tasks import task_names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -117,7 +118,7 @@ def provenance_table(models: pd.DataFrame) -> pd.DataFrame:
         for column in PROVENANCE:
             values = rows[column].dropna().unique() if column in rows.columns else []
             entry[column] = ", ".join(map(str, values)) if len(values) else ""
-        for task in ("implicit", "explicit", "sequence"):
+        for task in task_names():
             entry[f"rows_{task}"] = int((rows["task"] == task).sum())
         out.append(entry)
     return pd.DataFrame(out)

@@ -9,9 +9,10 @@ from typing import Annotated
 import pytest
 
 from tracktale.analysis import data
+from tracktale.app.cli import main
 from tracktale.errors import TracktaleError
-from tracktale.models import registry, store, tasks
-from tracktale.models.cli import TASK_CHOICES
+from tracktale.models import registry, runner, store, tasks
+from tracktale.models.cli import TASK_CHOICES, task_choices
 from tracktale.models.tasks import TASK_REGISTRY, Task, TaskRow, get_task, score_items
 from tracktale.schema.results import CARRIED, ImplicitResult, SequenceResult
 from tracktale.scorer import TASKS, ModelInfo, Scorer, TokenScores
@@ -177,3 +178,42 @@ def test_a_new_task_is_one_registration(registered, stimulus_set, tmp_path):
     rows = score_items(ScriptedScorer(), stimulus_set.items[:1], "echo", stimulus_sha256="s")
     store.write_shard(tmp_path, rows)
     assert data.load_model_results(tmp_path)["task"].tolist() == ["echo"]
+
+
+def test_the_judged_tasks_are_those_with_a_judged_result():
+    assert tasks.judged_tasks() == ("implicit", "explicit")  # the order --task both scores in
+    assert task_choices()["both"] == TASK_CHOICES["both"] == ("implicit", "explicit")
+    assert not get_task("sequence").judged
+
+
+def _result_frame(rows):
+    import pandas as pd
+
+    keys = ("model_id", "revision", "item_id", "task", "correct")
+    return pd.DataFrame([dict(zip(keys, row, strict=True)) for row in rows])
+
+
+def test_a_registered_judged_task_is_scored_by_both_and_analysed(
+    registered, stimulus_dir, monkeypatch, capsys
+):
+    registered(dataclasses.replace(get_task("implicit"), name="cloze"))
+    registered(dataclasses.replace(get_task("sequence"), name="echo"))
+    assert tasks.judged_tasks() == ("implicit", "explicit", "cloze")
+    # The command line's `both` scores it (after the two built-in judged tasks) ...
+    jobs = []
+
+    def run_scoring(job, reporter):
+        jobs.append(job)
+        raise TracktaleError("stopped before scoring")
+
+    monkeypatch.setattr(runner, "run_scoring", run_scoring)
+    with pytest.raises(SystemExit):
+        main(["models", "score", "--stimuli", str(stimulus_dir), "--model", "m", "--task", "both"])
+    capsys.readouterr()
+    assert [job.tasks for job in jobs] == [("implicit", "explicit", "cloze")]
+    # ... and the analysis holds its rows to the judged tasks' rule: each has a judgement.
+    judged = _result_frame([("m", "", "i1", "cloze", None)])
+    with pytest.raises(TracktaleError, match="row 1: correct is missing"):
+        data.load_model_results(judged)
+    unjudged = data.load_model_results(_result_frame([("m", "", "i1", "echo", None)]))
+    assert unjudged["task"].tolist() == ["echo"]
