@@ -36,26 +36,29 @@ class Outputs:
     written: list[Path] = field(default_factory=list)
     """Every file, in the order written."""
 
-    def table(self, table: pd.DataFrame, paths: Iterable[str | Path]) -> list[Path]:
-        """Record ``table``, just written to ``paths`` (files of one stem); return the paths."""
+    def table(self, table: pd.DataFrame, paths: Iterable[str | Path], title: str) -> list[Path]:
+        """Record ``table``, just written to ``paths`` (files of one stem); return the paths.
+
+        Args:
+            table: The data written.
+            paths: Its files (``csv``, and ``tex`` where written).
+            title: What it shows: the report's caption.
+        """
         files = [Path(path) for path in paths]
-        stem = files[0].stem
         by_format = {path.suffix.lstrip("."): path for path in files}
-        self.tables.append(SavedTable(name=stem, title=stem, table=table, paths=by_format))
+        self.tables.append(
+            SavedTable(name=files[0].stem, title=title, table=table, paths=by_format)
+        )
         self.written += files
         return files
 
-    def figure_files(self, paths: Iterable[str | Path]) -> list[Path]:
-        """Record the figures just written to ``paths`` (one figure per stem); return them."""
-        files = [Path(path) for path in paths]
-        by_stem: dict[tuple[Path, str], dict[str, Path]] = {}
-        for path in files:
-            by_stem.setdefault((path.parent, path.stem), {})[path.suffix.lstrip(".")] = path
-        for (_, stem), formats in by_stem.items():
-            ordered = {fmt: formats[fmt] for fmt in FIGURE_FORMATS if fmt in formats}
-            self.figures.append(SavedFigure(name=stem, title=stem, paths=ordered))
-        self.written += files
-        return files
+    def figures_saved(self, saved: SavedFigure | Iterable[SavedFigure] | None) -> None:
+        """Record figures just written (a plot function's answer; ``None``: nothing drawn)."""
+        chosen = [] if saved is None else [saved] if isinstance(saved, SavedFigure) else saved
+        for figure in chosen:
+            ordered = {fmt: figure.paths[fmt] for fmt in FIGURE_FORMATS if fmt in figure.paths}
+            self.figures.append(SavedFigure(name=figure.name, title=figure.title, paths=ordered))
+            self.written += ordered.values()
 
     def extend(self, other: Outputs) -> None:
         """Append what another analysis wrote."""

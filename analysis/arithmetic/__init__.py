@@ -133,8 +133,11 @@ def arithmetic_outputs(
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
     rows = scored_rows(results, stimulus_set, options)
+    # Written (and shown) in reading order: the paper's tables, its figures each after the
+    # table of its data, then ours.
     _tables(outputs, rows, stimulus_set, folder, options)
     _figures(outputs, rows, folder, options)
+    _reference_tables(outputs, rows, stimulus_set, folder)
     return outputs
 
 
@@ -149,7 +152,36 @@ def _bootstrap(options: ArithmeticOptions) -> _Bootstrap:
     return {"n_boot": options.n_boot, "seed": options.seed, "interval": options.interval}
 
 
+TITLES = {
+    "arithmetic_table1_models": "The paper's Table 1: the models, with its abbreviations and "
+    "scale groups where they are its models",
+    "arithmetic_table2_generation_change": "The paper's Table 2: PAR and step following at the "
+    "shortest and the longest procedure, and their difference, per model",
+    "arithmetic_table3_accuracy": "The paper's Table 3: FAA with its 95% interval, CAA, their "
+    "gap and PAR per model",
+    "arithmetic_table4_output_statistics": "The paper's Table 4: median, standard deviation, "
+    "minimum and maximum of the expected outputs per task variant, under both references",
+    "arithmetic_fig2_faa_by_horizon": "FAA with its interval, CAA, their gap and PAR per model "
+    "and number of steps (the data of Figures 2, 3 and 19)",
+    "arithmetic_faa_by_factor_and_horizon": "FAA per level of look-back, input range, data type "
+    "and operation and number of steps, per model and pooled (the data of Figures 4-6)",
+    "arithmetic_faa_by_factor": "FAA per level of each factor over all steps, per model and "
+    "pooled, with 95% intervals",
+    "arithmetic_answer_position": "Answer position (AP) per model: the mean (the paper's AP), "
+    "quartiles and the outputs with an answer (the data of Figure 7)",
+    "arithmetic_expected_magnitude": "Median |expected output| of correctly and incorrectly "
+    "answered items per number of steps, by input range, data type, operation and model "
+    "(the data of Figures 10-15)",
+    "arithmetic_references": "FAA and CAA per model against both references (the paper's "
+    "executor and ours, IEEE) and under both first-answer rules (ours)",
+    "arithmetic_references_by_dataset": "Per dataset: items, items that divide by zero and "
+    "items whose two references differ (ours)",
+}
+"""Each table's caption in the report (and in its LaTeX file); heatmaps' are made per factor."""
+
+
 def _tables(outputs: Outputs, rows, stimulus_set, folder: Path, options: ArithmeticOptions) -> None:
+    """The paper's Tables 1-4."""
     import pandas as pd
 
     boot = _bootstrap(options)
@@ -166,34 +198,48 @@ def _tables(outputs: Outputs, rows, stimulus_set, folder: Path, options: Arithme
         ("arithmetic_table2_generation_change", generation_change(rows)),
         ("arithmetic_table3_accuracy", accuracy_table(rows, **boot)),
         ("arithmetic_table4_output_statistics", statistics),
-        ("arithmetic_references", reference_table(rows)),
     )
     for stem, table in paper_tables:
-        outputs.table(table, write_table(table, folder / stem, latex=True))
-    plain_tables = (
-        ("arithmetic_references_by_dataset", set_references(stimulus_set)),
-        ("arithmetic_faa_by_factor", factor_table(rows, **boot)),
-        ("arithmetic_answer_position", answer_position_table(rows)),
-    )
-    for stem, table in plain_tables:
-        outputs.table(table, write_table(table, folder / stem))
+        _write(outputs, table, folder, stem, latex=True)
+
+
+def _reference_tables(outputs: Outputs, rows, stimulus_set, folder: Path) -> None:
+    """Ours: both references, after the paper's tables and figures."""
+    _write(outputs, reference_table(rows), folder, "arithmetic_references", latex=True)
+    references = set_references(stimulus_set)
+    _write(outputs, references, folder, "arithmetic_references_by_dataset")
+
+
+def _write(
+    outputs: Outputs,
+    table: pd.DataFrame,
+    folder: Path,
+    stem: str,
+    *,
+    latex: bool = False,
+    title: str | None = None,
+) -> None:
+    """Write ``table`` (CSV, and LaTeX where asked) and record it with its caption."""
+    title = title or TITLES[stem]
+    outputs.table(table, write_table(table, folder / stem, latex=latex, title=title), title)
 
 
 def _figures(outputs: Outputs, rows, folder: Path, options: ArithmeticOptions) -> None:
+    """Figures 2-7, 10-17 and 19, each after the table of its data."""
     boot = _bootstrap(options)
     horizons = horizon_table(rows, **boot)
-    outputs.table(horizons, write_table(horizons, folder / "arithmetic_fig2_faa_by_horizon"))
-    outputs.figure_files(figures.plot_faa_by_horizon(horizons, folder))
-    outputs.figure_files(figures.plot_faa_vs_caa(accuracy_table(rows, **boot), folder))
-    outputs.figure_files(figures.plot_par_by_horizon(horizons, folder))
+    _write(outputs, horizons, folder, "arithmetic_fig2_faa_by_horizon")
+    outputs.figures_saved(figures.plot_faa_by_horizon(horizons, folder))
+    outputs.figures_saved(figures.plot_faa_vs_caa(accuracy_table(rows, **boot), folder))
+    outputs.figures_saved(figures.plot_par_by_horizon(horizons, folder))
     by_horizon = factor_table(rows, by_horizon=True, **boot)
-    stem = folder / "arithmetic_faa_by_factor_and_horizon"
-    outputs.table(by_horizon, write_table(by_horizon, stem))
+    _write(outputs, by_horizon, folder, "arithmetic_faa_by_factor_and_horizon")
+    _write(outputs, factor_table(rows, **boot), folder, "arithmetic_faa_by_factor")
     for factors, name, title in FACTOR_FIGURES:
-        outputs.figure_files(
+        outputs.figures_saved(
             figures.plot_factor_by_horizon(by_horizon, factors, folder, name, title)
         )
-        outputs.figure_files(
+        outputs.figures_saved(
             figures.plot_factor_per_model(
                 by_horizon,
                 factors[0],
@@ -202,15 +248,17 @@ def _figures(outputs: Outputs, rows, folder: Path, options: ArithmeticOptions) -
                 f"{title.split(':')[0]}, per model",
             )
         )
-    outputs.figure_files(figures.plot_answer_positions(rows, folder))
+    _write(outputs, answer_position_table(rows), folder, "arithmetic_answer_position")
+    outputs.figures_saved(figures.plot_answer_positions(rows, folder))
     _magnitude_figures(outputs, rows, folder)
     for factor, number, what in (("input_range", 16, "input range"), ("lookback", 17, "look-back")):
         wide = heatmap_table(rows, factor)
         if wide.empty:
             continue  # no dataset of the set varies this factor (no mixed datasets: no look-back)
         name = f"arithmetic_fig{number}_heatmap_{factor}"
-        outputs.table(wide, write_table(wide, folder / name))
-        outputs.figure_files(
+        title = f"FAA (%) per model and {what} (the data of Figure {number})"
+        _write(outputs, wide, folder, name, title=title)
+        outputs.figures_saved(
             figures.plot_heatmap(
                 wide, folder, name, f"Figure {number}: FAA per model and {what}", factor
             )
@@ -224,7 +272,7 @@ def _magnitude_figures(outputs: Outputs, rows, folder: Path) -> None:
     for factor, stem, title in MAGNITUDE_FIGURES:
         table = magnitude_table(factor_rows(rows, factor), [factor])
         tables.append(table.rename(columns={factor: "level"}).assign(by=factor))
-        outputs.figure_files(figures.plot_magnitudes(table, factor, folder, stem, title))
+        outputs.figures_saved(figures.plot_magnitudes(table, factor, folder, stem, title))
     per_model = magnitude_table(rows, ["model"])
     tables.append(per_model.rename(columns={"model": "level"}).assign(by="model"))
     models = sorted(set(rows["model"]))
@@ -237,14 +285,14 @@ def _magnitude_figures(outputs: Outputs, rows, folder: Path) -> None:
             else (f"arithmetic_fig15_magnitude_models_p{page + 1}")
         )
         title = f"Figure {min(number, 15)}: per model ({start + 1}-{start + size})"
-        outputs.figure_files(
+        outputs.figures_saved(
             figures.plot_magnitudes(
                 per_model, "model", folder, stem, title, models[start : start + size]
             )
         )
     long = pd.concat(tables, ignore_index=True)
     long = long[["by", "level", "horizon", "correct", "n", "median_magnitude"]]
-    outputs.table(long, write_table(long, folder / "arithmetic_expected_magnitude"))
+    _write(outputs, long, folder, "arithmetic_expected_magnitude")
 
 
 arithmetic_section = written_paths(arithmetic_outputs)

@@ -2,13 +2,14 @@
 
 Each function draws on :class:`matplotlib.figure.Figure` objects in the project's style
 (:mod:`tracktale.analysis.style`) and writes PNG, PDF and SVG without creation dates, returning
-the paths. Models are labelled with the paper's abbreviations where they are its models. The
-paper describes Figures 3, 7 and 10-17 in words only; how they are drawn here is our reading
-(see the README): Figure 3 bars FAA beside CAA per model, Figure 7 shows the AP distribution
-per model as box plots (quartiles, 5th-95th percentile whiskers, the mean), Figures 10-15 the
-median magnitude of the expected output against the number of steps (solid: correctly answered
-items, dashed: the others; as log10), Figures 16-17 heatmaps of FAA per model and input range
-or look-back. No function imports pyplot.
+the figure (its files and its caption; ``None`` when there is nothing to draw). Models are
+labelled with the paper's abbreviations where they are its models. The paper describes Figures
+3, 7 and 10-17 in words only; how they are drawn here is our reading (see the README), and
+their captions say so: Figure 3 bars FAA beside CAA per model, Figure 7 shows the AP
+distribution per model as box plots (quartiles, 5th-95th percentile whiskers, the mean),
+Figures 10-15 the median magnitude of the expected output against the number of steps (solid:
+correctly answered items, dashed: the others; as log10), Figures 16-17 heatmaps of FAA per
+model and input range or look-back. No function imports pyplot.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracktale.analysis.arithmetic.paper_models import short_label
 from tracktale.analysis.arithmetic.tables import OPERATION_NAMES, OPERATION_ORDER, POOLED
-from tracktale.analysis.style import OKABE_ITO, save_figure, styled
+from tracktale.analysis.style import OKABE_ITO, SavedFigure, save_figure, styled
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,8 +51,12 @@ def _style(index: int) -> dict[str, Any]:
     }
 
 
-def _save(figure: Any, folder: Path, name: str, title: str) -> list[Path]:
-    return list(save_figure(figure, folder, name, title).paths.values())
+IN_WORDS = "our drawing of a figure the paper describes in words"
+"""Said in the captions of Figures 3, 7 and 10-17 (see the module docstring)."""
+
+
+def _save(figure: Any, folder: Path, name: str, caption: str) -> SavedFigure:
+    return save_figure(figure, folder, name, caption)
 
 
 def _percent_axis(axes: Any, label: str = "FAA (%)") -> None:
@@ -77,7 +82,7 @@ def _level_label(factor: str, level: str) -> str:
     return OPERATION_NAMES.get(level, level) if factor == "operation" else level
 
 
-def plot_faa_by_horizon(table: pd.DataFrame, folder: Path) -> list[Path]:
+def plot_faa_by_horizon(table: pd.DataFrame, folder: Path) -> SavedFigure:
     """Figure 2: FAA against the number of steps, one line per model with its 95% band."""
     with styled():
         figure, axes = _figure()
@@ -93,10 +98,14 @@ def plot_faa_by_horizon(table: pd.DataFrame, folder: Path) -> list[Path]:
         _percent_axis(ax)
         ax.set_title("FAA by procedure length")
         ax.legend(fontsize=6.5, ncol=2 if table["model"].nunique() > 6 else 1)
-        return _save(figure, folder, "arithmetic_fig2_faa_by_horizon", "Figure 2: FAA by steps")
+        caption = (
+            "The paper's Figure 2: first-answer accuracy (FAA) against the number of steps, "
+            "per model, with 95% intervals"
+        )
+        return _save(figure, folder, "arithmetic_fig2_faa_by_horizon", caption)
 
 
-def plot_faa_vs_caa(accuracy: pd.DataFrame, folder: Path) -> list[Path]:
+def plot_faa_vs_caa(accuracy: pd.DataFrame, folder: Path) -> SavedFigure:
     """Figure 3: FAA and CAA side by side for each model (sorted by FAA)."""
     import numpy as np
 
@@ -110,33 +119,45 @@ def plot_faa_vs_caa(accuracy: pd.DataFrame, folder: Path) -> list[Path]:
         _percent_axis(ax, "accuracy (%)")
         ax.set_title("First-answer accuracy and Correct@Any")
         ax.legend()
-        return _save(figure, folder, "arithmetic_fig3_faa_vs_caa", "Figure 3: FAA vs CAA")
+        caption = (
+            "The paper's Figure 3: first-answer accuracy (FAA) beside Correct@Any (CAA) per "
+            f"model, sorted by FAA ({IN_WORDS})"
+        )
+        return _save(figure, folder, "arithmetic_fig3_faa_vs_caa", caption)
 
 
 def plot_factor_by_horizon(
     table: pd.DataFrame, factors: Sequence[str], folder: Path, name: str, title: str
-) -> list[Path]:
-    """Figures 4-6, pooled over models: FAA against steps for each level of each factor."""
+) -> SavedFigure | None:
+    """Figures 4-6, pooled over models: FAA against steps for each level of each factor.
+
+    ``title`` (``Figure 4: input range``) opens the caption.
+    """
     pooled = table[table["model"] == POOLED]
     present = [f for f in factors if (pooled["factor"] == f).any()]
     if not present:
-        return []
+        return None
     with styled():
         figure, axes = _figure(1, len(present), width=4.2 * len(present))
         for ax, factor in zip(axes[0], present, strict=True):
             _factor_lines(ax, pooled[pooled["factor"] == factor], factor)
             ax.set_title(FACTOR_TITLES[factor])
-        return _save(figure, folder, name, title)
+        by = " and ".join(FACTOR_TITLES[factor] for factor in present)
+        caption = f"The paper's {title}: FAA against steps per level of {by}, pooled over models"
+        return _save(figure, folder, name, caption)
 
 
 def plot_factor_per_model(
     table: pd.DataFrame, factor: str, folder: Path, name: str, title: str
-) -> list[Path]:
-    """Per-model Figures 4-6: one panel per model, FAA against steps per level of ``factor``."""
+) -> SavedFigure | None:
+    """Per-model Figures 4-6: one panel per model, FAA against steps per level of ``factor``.
+
+    ``title`` (``Figure 4, per model``) is drawn above the panels and opens the caption.
+    """
     rows = table[(table["factor"] == factor) & (table["model"] != POOLED)]
     models = sorted(set(rows["model"]))
     if not models:
-        return []
+        return None
     columns = min(3, len(models))
     n_rows = math.ceil(len(models) / columns)
     with styled():
@@ -149,7 +170,10 @@ def plot_factor_per_model(
             _factor_lines(ax, rows[rows["model"] == model], factor, legend=position == 0)
             ax.set_title(short_label(model), fontsize=9)
         figure.suptitle(f"{title}: {FACTOR_TITLES[factor]}", fontsize=10)
-        return _save(figure, folder, name, title)
+        caption = (
+            f"{title}: FAA against steps per level of {FACTOR_TITLES[factor]}, one panel per model"
+        )
+        return _save(figure, folder, name, caption)
 
 
 def _factor_lines(ax: Any, rows: pd.DataFrame, factor: str, *, legend: bool = True) -> None:
@@ -165,7 +189,7 @@ def _factor_lines(ax: Any, rows: pd.DataFrame, factor: str, *, legend: bool = Tr
         ax.legend(fontsize=6.5)
 
 
-def plot_answer_positions(rows: pd.DataFrame, folder: Path) -> list[Path]:
+def plot_answer_positions(rows: pd.DataFrame, folder: Path) -> SavedFigure:
     """Figure 7: the distribution of AP (position of the first answer, % of the output).
 
     Per model a box from the first to the third quartile with the median, whiskers from the
@@ -196,12 +220,17 @@ def plot_answer_positions(rows: pd.DataFrame, folder: Path) -> list[Path]:
         ax.set_ylim(-2, 102)
         ax.set_ylabel("answer position (% of the output)")
         ax.set_title("Where the first answer appears (dot: mean AP)")
-        return _save(figure, folder, "arithmetic_fig7_answer_position", "Figure 7: AP")
+        caption = (
+            "The paper's Figure 7: where the first answer appears (% of the output) per model: "
+            "quartiles and median, whiskers from the 5th to the 95th percentile, the mean (AP) "
+            f"as a dot ({IN_WORDS})"
+        )
+        return _save(figure, folder, "arithmetic_fig7_answer_position", caption)
 
 
 def plot_magnitudes(
     table: pd.DataFrame, by: str, folder: Path, name: str, title: str, levels: Sequence = ()
-) -> list[Path]:
+) -> SavedFigure | None:
     """Figures 10-15: median |expected output| by steps, correct (solid) vs incorrect (dashed).
 
     Args:
@@ -209,14 +238,14 @@ def plot_magnitudes(
         by: The panel factor (``input_range``, ``data_type``, ``operation`` or ``model``).
         folder: Where to write.
         name: The file stem.
-        title: The caption.
+        title: Drawn above the panels; it opens the caption.
         levels: The panels to draw, in order (default: every level in the table).
     """
     import numpy as np
 
     levels = list(levels) or sorted(set(table[by].astype(str)), key=_level_key)
     if not levels:
-        return []
+        return None
     with styled():
         figure, axes = _figure(1, len(levels), width=3.3 * len(levels), height=3.0)
         for ax, level in zip(axes[0], levels, strict=True):
@@ -238,14 +267,23 @@ def plot_magnitudes(
         axes[0][0].set_ylabel("log10 median |expected output|")
         axes[0][0].legend(fontsize=7)
         figure.suptitle(title, fontsize=10)
-        return _save(figure, folder, name, title)
+        caption = (
+            f"The paper's {title}: log10 of the median |expected output| against steps, "
+            f"correctly answered items solid, the others dashed ({IN_WORDS})"
+        )
+        return _save(figure, folder, name, caption)
 
 
-def plot_heatmap(wide: pd.DataFrame, folder: Path, name: str, title: str, label: str) -> list[Path]:
-    """Figures 16-17: FAA per model (rows) and level (columns), values written in the cells."""
+def plot_heatmap(
+    wide: pd.DataFrame, folder: Path, name: str, title: str, label: str
+) -> SavedFigure | None:
+    """Figures 16-17: FAA per model (rows) and level (columns), values written in the cells.
+
+    ``title`` is drawn above the map and opens the caption.
+    """
     levels = [c for c in wide.columns if c != "model"]
     if wide.empty or not levels:
-        return []
+        return None
     values = wide[levels].to_numpy(dtype=float)
     with styled():
         figure, axes = _figure(width=1.2 + 0.9 * len(levels), height=1.0 + 0.35 * len(wide) + 0.6)
@@ -261,7 +299,8 @@ def plot_heatmap(wide: pd.DataFrame, folder: Path, name: str, title: str, label:
         ax.set_xlabel(FACTOR_TITLES.get(label, label))
         figure.colorbar(image, ax=ax, label="FAA (%)")
         ax.set_title(title, fontsize=10)
-        return _save(figure, folder, name, title)
+        caption = f"The paper's {title} (%, over all steps; {IN_WORDS})"
+        return _save(figure, folder, name, caption)
 
 
 def _cells(values: Any):
@@ -271,7 +310,7 @@ def _cells(values: Any):
                 yield (row, column), values[row, column]
 
 
-def plot_par_by_horizon(table: pd.DataFrame, folder: Path) -> list[Path]:
+def plot_par_by_horizon(table: pd.DataFrame, folder: Path) -> SavedFigure:
     """Figure 19: the parseable-answer rate against the number of steps, per model."""
     with styled():
         figure, axes = _figure()
@@ -285,10 +324,14 @@ def plot_par_by_horizon(table: pd.DataFrame, folder: Path) -> list[Path]:
         _percent_axis(ax, "PAR (%)")
         ax.set_title("Parseable answers by procedure length")
         ax.legend(fontsize=6.5, ncol=2 if table["model"].nunique() > 6 else 1)
-        return _save(figure, folder, "arithmetic_fig19_par_by_horizon", "Figure 19: PAR by steps")
+        caption = (
+            "The paper's Figure 19: the parseable-answer rate (PAR) against the number of "
+            "steps, per model"
+        )
+        return _save(figure, folder, "arithmetic_fig19_par_by_horizon", caption)
 
 
-def plot_people_vs_models(table: pd.DataFrame, folder: Path) -> list[Path]:
+def plot_people_vs_models(table: pd.DataFrame, folder: Path) -> SavedFigure:
     """FAA against steps: people (black, with participant-clustered error bars) and models."""
     with styled():
         figure, axes = _figure()
@@ -323,5 +366,7 @@ def plot_people_vs_models(table: pd.DataFrame, folder: Path) -> list[Path]:
             figure,
             folder,
             "arithmetic_people_vs_models_by_horizon",
-            "People and models: FAA by steps",
+            "People and models (ours: the paper has no human data): FAA against the number of "
+            "steps, people in black with participant-clustered 95% intervals, each model with "
+            "its 95% interval",
         )

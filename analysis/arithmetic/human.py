@@ -40,6 +40,10 @@ COLUMNS = [
     "probed", "intermediate_accuracy",
 ]  # fmt: skip
 TABLE_STEM = "arithmetic_people_faa_by_horizon"
+TABLE_TITLE = (
+    "People and models: FAA by number of steps, people with participant-clustered intervals, "
+    "PAR and people's intermediate values (ours: the paper has no human data)"
+)
 
 
 def human_horizon_table(
@@ -134,8 +138,8 @@ def people_outputs(
         return outputs
     folder.mkdir(parents=True, exist_ok=True)
     table = people_and_models(human, results, stimulus_set, options)
-    outputs.table(table, write_table(table, folder / TABLE_STEM))
-    outputs.figure_files(plot_people_vs_models(table, folder))
+    outputs.table(table, write_table(table, folder / TABLE_STEM), TABLE_TITLE)
+    outputs.figures_saved(plot_people_vs_models(table, folder))
     return outputs
 
 

@@ -403,13 +403,15 @@ def _percent(rows: pd.DataFrame, metric: str) -> float:
     return 100 * float(values.mean())
 
 
-def write_table(table: pd.DataFrame, stem: Path, *, latex: bool = False) -> list[Path]:
-    """Write ``table`` as CSV (and as a booktabs LaTeX table), atomically."""
+def write_table(
+    table: pd.DataFrame, stem: Path, *, latex: bool = False, title: str | None = None
+) -> list[Path]:
+    """Write ``table`` as CSV (and as a booktabs LaTeX table captioned ``title``), atomically."""
     csv_path = stem.with_suffix(".csv")
     atomic_write_text(csv_path, table.to_csv(index=False, float_format="%.4f"))
     if not latex:
         return [csv_path]
     tex_path = stem.with_suffix(".tex")
-    title = stem.name.replace("_", " ")
-    atomic_write_text(tex_path, to_latex(table, title, label=stem.name, digits=2))
+    caption = title or stem.name.replace("_", " ")
+    atomic_write_text(tex_path, to_latex(table, caption, label=stem.name, digits=2))
     return [csv_path, tex_path]

@@ -47,6 +47,26 @@ DEFAULT_BOOTSTRAP = 2000
 SECTIONS = ("tracktale.analysis.boxes.section:models_section",)
 """The paradigm's report sections (``module:function``), in page order."""
 
+TITLES = {
+    "table1": "Step-EM / State-EM at the final test step, per model, condition and shot count, "
+    "in the layout of the paper's Table 1 (and of Tables 2-4 where the set varies "
+    "initialization, distractors or partial synthetic language)",
+    "final_step": "The same in long form: Step-EM and State-EM at the final test step with "
+    "95% bootstrap intervals over instances, and the share of answers parsed",
+    "human": "People at the final test step: Step-EM and State-EM with participant-clustered "
+    "intervals (ours: the paper has no human data)",
+    "compression": "Compressed minus normal initialization at the final test step, each "
+    "compressed instance paired with the same world run from the empty state, with bootstrap "
+    "intervals (ours: the paper's Table 2 shows the two conditions' rows, as Table 1's layout "
+    "does)",
+    "probing": "Intermediate state probing: Step-EM and State-EM at every probed step, with "
+    "bootstrap intervals (the data of the paper's Figure 2)",
+    "transitions": "Transition categories (the paper's Figure 3) per model, condition and step: "
+    "counts and shares of states (the data of Figure 4)",
+    "transition_labels": "Every probed state's transition category, per instance and step",
+}
+"""Each table's caption in the report and in its LaTeX file."""
+
 
 def boxes_outputs(
     results: pd.DataFrame,
@@ -89,38 +109,41 @@ def boxes_outputs(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     final = scores.final_step_table(scored, n_boot, seed)
+    people_table = None
     if people is not None and not people.empty:
         factors = scores.row_factors(scored if not scored.empty else people)
         people_table = human_rows.human_final_step_table(people, factors)
-        _write(outputs, people_table, out / "boxes_human_final_step")
         final = pd.concat([people_table[final.columns], final], ignore_index=True)
-    _write(outputs, final, out / "boxes_final_step")
-    caption = "Step-EM / State-EM at the final test step (boxes paradigm)."
-    _write(outputs, tables.paper_layout(final), out / "boxes_table1", caption)
+    # Written (and shown) in reading order: the paper's table, its long form, then the rest.
+    _write(outputs, tables.paper_layout(final), out / "boxes_table1", TITLES["table1"], latex=True)
+    _write(outputs, final, out / "boxes_final_step", TITLES["final_step"])
+    if people_table is not None:
+        _write(outputs, people_table, out / "boxes_human_final_step", TITLES["human"])
     if (scored["initialization"] == "compressed").any():
         paired = scores.paired_compression(scored, n_boot, seed)
-        caption = "Compressed minus normal initialization, paired by world (final test step)."
-        _write(outputs, paired, out / "boxes_compression", caption)
+        _write(outputs, paired, out / "boxes_compression", TITLES["compression"], latex=True)
     if (scored["probe"] == "every").any():
         probing = scores.probing_table(scored, n_boot, seed)
-        _write(outputs, probing, out / "boxes_probing")
         labels = transitions.label_transitions(scored, stimulus_set, rules)
         counts = transitions.transition_counts(labels)
-        _write(outputs, labels, out / "boxes_transition_labels")
-        _write(outputs, counts, out / "boxes_transitions")
-        outputs.figure_files(figures.plot_probing(probing, out))
-        outputs.figure_files(figures.plot_transitions(counts, out))
+        _write(outputs, probing, out / "boxes_probing", TITLES["probing"])
+        _write(outputs, counts, out / "boxes_transitions", TITLES["transitions"])
+        _write(outputs, labels, out / "boxes_transition_labels", TITLES["transition_labels"])
+        outputs.figures_saved(figures.plot_probing(probing, out))
+        outputs.figures_saved(figures.plot_transitions(counts, out))
     return outputs
 
 
-def _write(outputs: Outputs, table: pd.DataFrame, stem: Path, caption: str | None = None) -> None:
-    """Write ``table`` as ``stem.csv`` (and ``stem.tex`` with a caption) and record it."""
+def _write(
+    outputs: Outputs, table: pd.DataFrame, stem: Path, title: str, *, latex: bool = False
+) -> None:
+    """Write ``table`` as ``stem.csv`` (and ``stem.tex``, captioned) and record it."""
     from tracktale.analysis.boxes import tables
 
     paths = [tables.write_csv(table, stem.with_suffix(".csv"))]
-    if caption is not None:
-        paths.append(tables.write_latex(table, stem.with_suffix(".tex"), caption))
-    outputs.table(table, paths)
+    if latex:
+        paths.append(tables.write_latex(table, stem.with_suffix(".tex"), title))
+    outputs.table(table, paths, title)
 
 
 boxes_section = written_paths(boxes_outputs)

@@ -20,6 +20,7 @@ from tracktale.analysis.boxes.transitions import (
     NAMES,
     WRONG_OUTCOMES,
 )
+from tracktale.analysis.style import SavedFigure
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -39,17 +40,17 @@ def model_label(model_id: str, revision: str) -> str:
     return f"{model_id}@{revision}" if revision else model_id
 
 
-def save(figure: Figure, base: Path) -> list[Path]:
-    """Write ``figure`` as ``base.png``, ``base.pdf`` and ``base.svg``; return the paths."""
+def save(figure: Figure, base: Path, title: str) -> SavedFigure:
+    """Write ``figure`` as ``base.png``, ``base.pdf`` and ``base.svg``, captioned ``title``."""
     import matplotlib
 
-    paths = []
+    paths = {}
     with matplotlib.rc_context({"svg.hashsalt": "tracktale", "pdf.compression": 6}):
         for extension in FORMATS:
             path = base.with_suffix(f".{extension}")
             figure.savefig(path, dpi=150, metadata=_METADATA[extension])
-            paths.append(path)
-    return paths
+            paths[extension] = path
+    return SavedFigure(name=base.name, title=title, paths=paths)
 
 
 _COLORS = dict(zip(CATEGORIES, [f"C{i}" for i in range(len(CATEGORIES))], strict=True))
@@ -71,15 +72,15 @@ def _condition_label(row: pd.Series, factors: Sequence[str]) -> str:
     return ", ".join(str(row[name]) for name in factors)
 
 
-def plot_probing(table: pd.DataFrame, out_dir: Path) -> list[Path]:
-    """Step-EM and State-EM per probed step, one figure per model revision.
+def plot_probing(table: pd.DataFrame, out_dir: Path) -> list[SavedFigure]:
+    """Step-EM and State-EM per probed step, one figure per model revision (Figure 2's curves).
 
     Columns are shot counts; a line per condition, with its bootstrap interval as a band; the
     dotted vertical line marks where the demonstrations end.
     """
     from matplotlib.figure import Figure
 
-    paths: list[Path] = []
+    saved: list[SavedFigure] = []
     factors = [name for name in ROW_FACTORS if name in table]
     for (model_id, revision), per_model in table.groupby(list(MODEL_KEYS), sort=True):
         shots = sorted(per_model["shots"].unique())
@@ -105,12 +106,18 @@ def plot_probing(table: pd.DataFrame, out_dir: Path) -> list[Path]:
                 ax.set_title(f"{shot}-shot: {'Step-EM' if metric == 'step_em' else 'State-EM'}")
                 ax.set_xlabel("step")
         axes[0][0].legend(fontsize="small", title=", ".join(factors), title_fontsize="small")
-        figure.suptitle(f"Intermediate state probing: {model_label(model_id, revision)}")
-        paths += save(figure, out_dir / f"boxes_probing_{slug(model_id, revision)}")
-    return paths
+        label = model_label(model_id, revision)
+        figure.suptitle(f"Intermediate state probing: {label}")
+        title = (
+            f"Intermediate state probing (as the paper's Figure 2), {label}: Step-EM and "
+            "State-EM at every probed step, per shot count and condition, with 95% bootstrap "
+            "bands; the dotted line marks the end of the demonstrations"
+        )
+        saved.append(save(figure, out_dir / f"boxes_probing_{slug(model_id, revision)}", title))
+    return saved
 
 
-def plot_transitions(counts: pd.DataFrame, out_dir: Path) -> list[Path]:
+def plot_transitions(counts: pd.DataFrame, out_dir: Path) -> list[SavedFigure]:
     """Share of states in each transition category per step, one figure per model and condition.
 
     The left panel holds the transitions that end correct (CU, MC, HU-AC, VA), the right one
@@ -118,7 +125,7 @@ def plot_transitions(counts: pd.DataFrame, out_dir: Path) -> list[Path]:
     """
     from matplotlib.figure import Figure
 
-    paths: list[Path] = []
+    saved: list[SavedFigure] = []
     condition = [
         c for c in counts.columns if c not in ("step", "category", "count", "n_states", "share")
     ]
@@ -156,5 +163,10 @@ def plot_transitions(counts: pd.DataFrame, out_dir: Path) -> list[Path]:
             values["prompt_format"],
             values["initialization"],
         )
-        paths += save(figure, out_dir / f"boxes_transitions_{name}")
-    return paths
+        title = (
+            f"Transitions between steps (the categories of the paper's Figure 3, plotted as in "
+            f"its Figure 4), {label}, {_describe(values)}: share of states per category and "
+            "step, those that end correct and those that end wrong"
+        )
+        saved.append(save(figure, out_dir / f"boxes_transitions_{name}", title))
+    return saved

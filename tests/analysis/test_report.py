@@ -211,16 +211,24 @@ def test_sections_that_write_files_become_report_sections(tmp_path):
     from tracktale.analysis.style import new_figure, save_figure, styled
 
     with styled():
-        save_figure(new_figure(1), tmp_path, "curve", "curve")
+        curve = save_figure(new_figure(1), tmp_path, "curve", "A curve of scores")
     outputs = Outputs()
-    outputs.table(scores, [tmp_path / "scores.csv", tmp_path / "scores.tex"])
-    outputs.figure_files([tmp_path / "curve.png", tmp_path / "curve.svg"])
+    outputs.table(scores, [tmp_path / "scores.csv", tmp_path / "scores.tex"], "Scores per model")
+    outputs.figures_saved(curve)
+    outputs.figures_saved(None)  # a plot function with nothing to draw
     (tmp_path / "scores.csv").unlink()  # the section shows the table it holds, not the file
     section = SectionResult.from_outputs("boxes: models", outputs)
     assert [f.name for f in section.figures] == ["curve"]
-    assert set(section.figures[0].paths) == {"png", "svg"}
+    assert list(section.figures[0].paths) == ["png", "pdf", "svg"]
     assert section.tables[0].table.loc[0, "score"] == 0.5
-    assert "data:image/png;base64," in render_html([section], [], ReportOptions())
+    assert outputs.written == [
+        tmp_path / "scores.csv",
+        tmp_path / "scores.tex",
+        *curve.paths.values(),
+    ]
+    page = render_html([section], [], ReportOptions())
+    assert "data:image/png;base64," in page
+    assert "Scores per model" in page and "A curve of scores" in page
 
 
 def _perfect_and_garbage_results(stimulus_set):

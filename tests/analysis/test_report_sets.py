@@ -1,6 +1,7 @@
 """One report over a results store that holds several stimulus sets of several paradigms."""
 
 import functools
+import re
 
 import pandas as pd
 import pytest
@@ -73,6 +74,43 @@ def test_every_set_gets_its_own_folder(store, tmp_path, capsys):
     for name in _sets():
         assert f"models ({name})" in page
     assert "left aside" not in page
+    _captioned_in_reading_order(page, out)
+
+
+def _captioned_in_reading_order(page, out):
+    """Every boxes and arithmetic table and figure has a caption, not its file's stem."""
+    from markupsafe import escape
+
+    from tracktale.analysis import arithmetic, boxes
+
+    headings = re.findall(r"<h3>(.*?)</h3>", page)
+    captions = re.findall(r"<figcaption>(.*?) <span", page)
+    stems = {
+        path.stem
+        for folder in ("boxes", "arithmetic")
+        for path in out.joinpath(folder).rglob("*.*")
+    }
+    assert headings and captions and not set(headings + captions) & stems
+    for title in (boxes.TITLES["table1"], boxes.TITLES["probing"], *arithmetic.TITLES.values()):
+        assert str(escape(title)) in headings, title
+    assert any(
+        c.startswith("Intermediate state probing (as the paper&#39;s Figure 2)") for c in captions
+    )
+    assert str(escape("The paper's Figure 2: first-answer accuracy (FAA)")) in page
+    # Tables come in reading order: the paper's first, ours after.
+    titles = [boxes.TITLES[key] for key in ("table1", "final_step", "compression")]
+    arithmetic_titles = [
+        arithmetic.TITLES[stem]
+        for stem in (
+            "arithmetic_table1_models",
+            "arithmetic_table4_output_statistics",
+            "arithmetic_fig2_faa_by_horizon",
+            "arithmetic_references",
+        )
+    ]
+    for ordered in (titles, arithmetic_titles):
+        positions = [headings.index(str(escape(title))) for title in ordered]
+        assert positions == sorted(positions), ordered
 
 
 def test_rows_of_sets_not_named_are_left_aside_with_a_count(store, tmp_path, capsys):
