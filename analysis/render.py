@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import tracktale
-from tracktale.analysis.tables import SavedTable, format_cell
+from tracktale.analysis.tables import SavedTable, format_cell, whole_number_columns
 
 if TYPE_CHECKING:
     import jinja2
@@ -41,7 +41,11 @@ def environment() -> jinja2.Environment:
 
 
 def _table_view(table: pd.DataFrame, max_rows: int) -> dict[str, Any]:
-    rows = [[format_cell(v) for v in row] for row in table.head(max_rows).itertuples(index=False)]
+    whole = whole_number_columns(table)  # of the whole table, so a column reads alike throughout
+    rows = [
+        [format_cell(value, whole=flag) for value, flag in zip(row, whole, strict=True)]
+        for row in table.head(max_rows).itertuples(index=False)
+    ]
     return {
         "columns": [str(c) for c in table.columns],
         "rows": rows,

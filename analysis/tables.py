@@ -48,17 +48,47 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(char, char) for char in text)
 
 
-def format_cell(value: Any, digits: int = 3) -> str:
-    """A value as a table shows it: floats rounded, missing values empty."""
+def format_cell(value: Any, digits: int = 3, *, whole: bool = False) -> str:
+    """A value as a table shows it: floats rounded, missing values empty.
+
+    Args:
+        value: The cell.
+        digits: Decimals of a real number.
+        whole: The cell's column holds whole numbers only (:func:`whole_number_columns`):
+            a float is shown without decimals (``1``, not ``1.000``).
+    """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if whole and isinstance(value, float) and value.is_integer():
+        return str(int(value))
     if isinstance(value, float):
         if value != 0 and (abs(value) >= 1e6 or abs(value) < 10**-digits):
             return f"{value:.{digits}g}"
         return f"{value:.{digits}f}"
     return str(value)
+
+
+def whole_number_columns(table: pd.DataFrame) -> list[bool]:
+    """Per column: whether every value in it is a whole number held as a float.
+
+    pandas makes a column of counts or levels float as soon as one value is missing or a merge
+    brings one in; such a column is shown as integers, while a column with any fractional
+    value keeps its decimals in every row.
+    """
+    import numpy as np
+
+    flags = []
+    for position in range(table.shape[1]):
+        values = table.iloc[:, position]  # by position: a table may repeat a column's name
+        if values.dtype.kind != "f":
+            flags.append(False)
+            continue
+        present = values.dropna().to_numpy(dtype=float)
+        whole = np.isfinite(present) & (present == np.round(present))
+        flags.append(bool(len(present)) and bool(whole.all()))
+    return flags
 
 
 def to_latex(table: pd.DataFrame, caption: str, label: str, digits: int = 3) -> str:
@@ -75,8 +105,11 @@ def to_latex(table: pd.DataFrame, caption: str, label: str, digits: int = 3) -> 
         " & ".join(latex_escape(str(c)) for c in table.columns) + r" \\",
         r"\midrule",
     ]
+    whole = whole_number_columns(table)
     for row in table.itertuples(index=False):
-        cells = [latex_escape(format_cell(v, digits)) for v in row]
+        cells = [
+            latex_escape(format_cell(v, digits, whole=w)) for v, w in zip(row, whole, strict=True)
+        ]
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
     return "\n".join(lines)

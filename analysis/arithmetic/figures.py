@@ -143,7 +143,8 @@ def plot_factor_by_horizon(
             _factor_lines(ax, pooled[pooled["factor"] == factor], factor)
             ax.set_title(FACTOR_TITLES[factor])
         by = " and ".join(FACTOR_TITLES[factor] for factor in present)
-        caption = f"The paper's {title}: FAA against steps per level of {by}, pooled over models"
+        number = title.split(":")[0]
+        caption = f"The paper's {number}: FAA against steps per level of {by}, pooled over models"
         return _save(figure, folder, name, caption)
 
 
@@ -267,9 +268,10 @@ def plot_magnitudes(
         axes[0][0].set_ylabel("log10 median |expected output|")
         axes[0][0].legend(fontsize=7)
         figure.suptitle(title, fontsize=10)
+        number, _, panels = title.partition(": ")
         caption = (
-            f"The paper's {title}: log10 of the median |expected output| against steps, "
-            f"correctly answered items solid, the others dashed ({IN_WORDS})"
+            f"The paper's {number}: log10 of the median |expected output| against steps, "
+            f"{panels}, correctly answered items solid, the others dashed ({IN_WORDS})"
         )
         return _save(figure, folder, name, caption)
 

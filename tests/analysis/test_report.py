@@ -388,6 +388,32 @@ def test_text_in_tables_captions_and_warnings_is_escaped(tmp_path):
     assert "<td>plain</td>" in page and "href='tables/scores.csv'" in page
 
 
+def test_whole_number_columns_show_integers_and_real_ones_keep_their_decimals():
+    import pandas as pd
+
+    from tracktale.analysis.render import html_table
+    from tracktale.analysis.tables import to_latex
+
+    table = pd.DataFrame(
+        {
+            "complexity": [1.0, 2.0, None],  # float only because of the missing value
+            "accuracy": [0.5, 1.0, 0.25],
+            "n": [10, 20, 30],
+            "exact": [1.0, 0.0, 1.0],
+            "rate": [2.0, float("inf"), 1.0],
+        }
+    )
+    rows = re.findall(r"<tr>(.*?)</tr>", html_table(table), re.S)[1:]
+    cells = [re.findall(r"<td>(.*?)</td>", row) for row in rows]
+    assert cells == [
+        ["1", "0.500", "10", "1", "2.000"],
+        ["2", "1.000", "20", "0", "inf"],
+        ["", "0.250", "30", "1", "1.000"],
+    ]
+    tex = to_latex(table, "caption", "label")
+    assert r"1 & 0.500 & 10 & 1 & 2.000 \\" in tex and "1.000 & 20" in tex
+
+
 def test_every_registered_paradigm_declares_its_report_sections_beside_its_stimuli():
     from tracktale.stimuli.registry import paradigm_names
 
