@@ -43,25 +43,71 @@ def create_admin(service: StudyService) -> Blueprint:
     admin = Blueprint("admin", __name__, url_prefix="/admin")
     admin.add_app_template_filter(_milliseconds, "ms")
     admin.add_app_template_filter(_flag_list, "flag_list")
+    _add_sign_in_views(admin, service)
 
-    def required(view):
-        @functools.wraps(view)
-        def wrapped(*args, **kwargs):
-            if admin_request() or auth.has_admin_session():
-                return view(*args, **kwargs)
-            if request.method in ("GET", "HEAD") and not request.headers.get("Authorization"):
-                return redirect(url_for("admin.login", next=request.path))
-            abort(403)
+    @admin.get("/")
+    @_required
+    def index():
+        return render_template(
+            "admin.html",
+            **_overview(service),
+            all_statuses=PARTICIPANT_STATUSES,
+            list_ids=LIST_IDS,
+            csrf=session.get("csrf", ""),
+        )
 
-        return wrapped
+    @admin.get("/export/<table>.<fmt>")
+    @_required
+    def download(table: str, fmt: str):
+        if table not in export.TABLES or fmt not in export.FORMATS:
+            abort(404)
+        salt = current_app.config["TRACKTALE_SECRETS"].export_salt
+        return _export_response(service, table, fmt, request.args.get("ids") == "raw", salt)
 
-    def check_csrf() -> None:
-        if admin_request():
-            return
-        expected = session.get("csrf")
-        given = request.form.get("csrf", "")
-        if not expected or not hmac.compare_digest(expected, given):
-            abort(403)
+    @admin.post("/participants/<participant_id>/status")
+    @_required
+    def set_status(participant_id: str):
+        _check_csrf()
+        try:
+            service.change_status(
+                participant_id,
+                request.form.get("status", ""),
+                confirmed=request.form.get("confirm") == "reopen",
+                by=auth.who(),
+            )
+        except ApiError as error:
+            abort(error.status, error.message)
+        return redirect(url_for("admin.index"))
+
+    return admin
+
+
+def _required(view):
+    """An admin view: without the secret, a browser is sent to the sign-in page, others get 403."""
+
+    @functools.wraps(view)
+    def wrapped(*args, **kwargs):
+        if admin_request() or auth.has_admin_session():
+            return view(*args, **kwargs)
+        if request.method in ("GET", "HEAD") and not request.headers.get("Authorization"):
+            return redirect(url_for("admin.login", next=request.path))
+        abort(403)
+
+    return wrapped
+
+
+def _check_csrf() -> None:
+    """Refuse (403) a form sent in a signed-in session without that session's CSRF token."""
+    if admin_request():
+        return
+    expected = session.get("csrf")
+    given = request.form.get("csrf", "")
+    if not expected or not hmac.compare_digest(expected, given):
+        abort(403)
+
+
+def _add_sign_in_views(admin: Blueprint, service: StudyService) -> None:
+    """The sign-in form (and where it goes next) and signing out."""
 
     @admin.route("/login", methods=["GET", "POST"])
     def login():
@@ -80,47 +126,11 @@ def create_admin(service: StudyService) -> Blueprint:
         )
 
     @admin.post("/logout")
-    @required
+    @_required
     def logout():
-        check_csrf()
+        _check_csrf()
         auth.close_session()
         return redirect(url_for("admin.login"))
-
-    @admin.get("/")
-    @required
-    def index():
-        return render_template(
-            "admin.html",
-            **_overview(service),
-            all_statuses=PARTICIPANT_STATUSES,
-            list_ids=LIST_IDS,
-            csrf=session.get("csrf", ""),
-        )
-
-    @admin.get("/export/<table>.<fmt>")
-    @required
-    def download(table: str, fmt: str):
-        if table not in export.TABLES or fmt not in export.FORMATS:
-            abort(404)
-        salt = current_app.config["TRACKTALE_SECRETS"].export_salt
-        return _export_response(service, table, fmt, request.args.get("ids") == "raw", salt)
-
-    @admin.post("/participants/<participant_id>/status")
-    @required
-    def set_status(participant_id: str):
-        check_csrf()
-        try:
-            service.change_status(
-                participant_id,
-                request.form.get("status", ""),
-                confirmed=request.form.get("confirm") == "reopen",
-                by=auth.who(),
-            )
-        except ApiError as error:
-            abort(error.status, error.message)
-        return redirect(url_for("admin.index"))
-
-    return admin
 
 
 def _milliseconds(value: object) -> str:

@@ -10,12 +10,15 @@ rate-limited by Flask-Limiter (:mod:`.ratelimit`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from flask import Blueprint, g, jsonify, request
 from flask_limiter import Limiter
 
 from tracktale.experiment import auth
 from tracktale.experiment.ratelimit import address_key, limit_key, limit_writes, limits_prefix
 from tracktale.experiment.service import StudyService
+from tracktale.experiment.storage import Participant
 from tracktale.experiment.validation import (
     CONSENT_FIELDS,
     SERVE_FIELDS,
@@ -23,6 +26,7 @@ from tracktale.experiment.validation import (
     SURVEY_FIELDS,
     TRIAL_FIELDS,
     ApiError,
+    Body,
     parse_json,
     validate,
 )
@@ -62,6 +66,14 @@ def _token_or_address() -> str:
 def create_api(service: StudyService, limiter: Limiter) -> Blueprint:
     """The ``/api`` blueprint for one study."""
     api = Blueprint("api", __name__, url_prefix="/api")
+    sessions = _apply_rate_limits(api, service, limiter)
+    _add_session_views(api, service, sessions)
+    _add_answer_views(api, service)
+    return api
+
+
+def _apply_rate_limits(api: Blueprint, service: StudyService, limiter: Limiter) -> Any:
+    """Count the participants' writes on ``api``; returns the limit new sessions are under."""
     limits = service.config.rate_limits
     sessions = limiter.limit(
         f"{limits.sessions_per_ip_per_minute}/minute",
@@ -76,19 +88,28 @@ def create_api(service: StudyService, limiter: Limiter) -> Blueprint:
         frozenset(f"api.{name}" for name in WRITE_VIEWS),
         limits_prefix(service.config),
     )
+    return sessions
 
-    def body(schema):
-        if not request.is_json:
-            raise ApiError(415, "send the body as JSON (Content-Type: application/json)")
-        return validate(parse_json(request.get_data(cache=False)), schema)
 
-    def participant():
-        return service.authenticate(request.headers.get(TOKEN_HEADER))
+def _body(schema: Body) -> dict[str, Any]:
+    """The request's JSON body as ``schema`` validates it."""
+    if not request.is_json:
+        raise ApiError(415, "send the body as JSON (Content-Type: application/json)")
+    return validate(parse_json(request.get_data(cache=False)), schema)
+
+
+def _participant(service: StudyService) -> Participant:
+    """The participant whose session token the request carries."""
+    return service.authenticate(request.headers.get(TOKEN_HEADER))
+
+
+def _add_session_views(api: Blueprint, service: StudyService, sessions: Any) -> None:
+    """The views that start a session, take the consent and end the session."""
 
     @api.post("/session")
     @sessions
     def start_session():
-        data = body(SESSION_FIELDS)
+        data = _body(SESSION_FIELDS)
         source = data.get("source", "online")
         if source != "online" and not admin_request():
             raise ApiError(403, "only the admin secret may start simulated participants")
@@ -105,21 +126,31 @@ def create_api(service: StudyService, limiter: Limiter) -> Blueprint:
 
     @api.post("/consent")
     def consent():
-        person = participant()
-        data = body(CONSENT_FIELDS)
+        person = _participant(service)
+        data = _body(CONSENT_FIELDS)
         redirect = service.record_consent(person, data["consent"])
         return jsonify(ok=True, redirect=redirect)
 
+    @api.post("/complete")
+    def complete():
+        person = _participant(service)
+        redirect = service.complete(person)
+        return jsonify(ok=True, redirect=redirect, completion_code=service.completion_code)
+
+
+def _add_answer_views(api: Blueprint, service: StudyService) -> None:
+    """The views that serve a trial and take its answer, and the survey's answers."""
+
     @api.post("/serve")
     def serve():
-        person = participant()
-        data = body(SERVE_FIELDS)
+        person = _participant(service)
+        data = _body(SERVE_FIELDS)
         return jsonify(ok=True, **service.serve_trial(person, data["trial_index"]))
 
     @api.post("/trials")
     def save_trial():
-        person = participant()
-        data = body(TRIAL_FIELDS)
+        person = _participant(service)
+        data = _body(TRIAL_FIELDS)
         answered = service.record_trial(person, data)
         result = answered.result
         reply = {"ok": True, "outcome": result.outcome, "client_trial_id": result.client_trial_id}
@@ -129,17 +160,9 @@ def create_api(service: StudyService, limiter: Limiter) -> Blueprint:
 
     @api.post("/survey")
     def save_survey():
-        person = participant()
-        data = body(SURVEY_FIELDS)
+        person = _participant(service)
+        data = _body(SURVEY_FIELDS)
         return jsonify(ok=True, stored=service.record_survey(person, data))
-
-    @api.post("/complete")
-    def complete():
-        person = participant()
-        redirect = service.complete(person)
-        return jsonify(ok=True, redirect=redirect, completion_code=service.completion_code)
-
-    return api
 
 
 def error_response(error: ApiError):

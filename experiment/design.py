@@ -198,17 +198,9 @@ def build_session(
     if list_id not in _LISTS:
         raise TracktaleError(f"unknown list {list_id!r} (choose from {', '.join(LIST_IDS)})")
     version, order = _LISTS[list_id]
-    main = stimulus_set.select(role="main")
-    if not main:
-        raise TracktaleError("the stimulus set has no main items (is it a human-protocol set?)")
-    practice = stimulus_set.select(role="practice")
-    needed = 2 * config.practice_per_format
-    if len(practice) < needed:
-        raise TracktaleError(
-            f"the design needs {needed} practice items; the stimulus set has {len(practice)}"
-        )
+    main, practice = _main_and_practice(stimulus_set, config)
     main_halves = format_halves(main, config.seed, cell_of)
-    practice_halves = _alternate(practice[:needed], cell_of)
+    practice_halves = _alternate(practice, cell_of)
     if version == 1:
         main_halves, practice_halves = main_halves[::-1], practice_halves[::-1]
     by_format = {
@@ -233,6 +225,26 @@ def build_session(
         block_formats=tuple(formats),
         trials=_number(rng, blocks),
     )
+
+
+def _main_and_practice(
+    stimulus_set: StimulusSet, config: DesignConfig
+) -> tuple[list[Item], list[Item]]:
+    """The set's main items and the practice items the design shows (the first it needs).
+
+    Raises:
+        TracktaleError: For a set without main items or with too few practice items.
+    """
+    main = stimulus_set.select(role="main")
+    if not main:
+        raise TracktaleError("the stimulus set has no main items (is it a human-protocol set?)")
+    practice = stimulus_set.select(role="practice")
+    needed = 2 * config.practice_per_format
+    if len(practice) < needed:
+        raise TracktaleError(
+            f"the design needs {needed} practice items; the stimulus set has {len(practice)}"
+        )
+    return main, practice[:needed]
 
 
 def _alternate(

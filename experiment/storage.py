@@ -242,23 +242,31 @@ class Storage:
                 "completed_at": None,
                 "browser": 1,
             }
-            try:
-                connection.execute(participants.insert().values(**row))
-            except sa.exc.IntegrityError:
-                raise TracktaleError(
-                    f"participant {prolific_pid!r} is already registered"
-                ) from None
-            self.journal.add_browser(
-                connection, row["participant_id"], row["token_hash"], 1, row["user_agent"]
-            )
-            self.journal.record_event(
-                study_id,
-                row["participant_id"],
-                "started",
-                {"source": source, "list_id": plan.list_id, "user_agent": row["user_agent"]},
-                connection=connection,
-            )
+            self._insert_participant(connection, row)
         return _participant(row), token
+
+    def _insert_participant(self, connection: sa.Connection, row: dict[str, Any]) -> None:
+        """Store a new participant's row, its first browser and its "started" event.
+
+        Raises:
+            TracktaleError: If the Prolific id is already registered (a concurrent start).
+        """
+        try:
+            connection.execute(participants.insert().values(**row))
+        except sa.exc.IntegrityError:
+            raise TracktaleError(
+                f"participant {row['prolific_pid']!r} is already registered"
+            ) from None
+        self.journal.add_browser(
+            connection, row["participant_id"], row["token_hash"], 1, row["user_agent"]
+        )
+        self.journal.record_event(
+            row["study_id"],
+            row["participant_id"],
+            "started",
+            {"source": row["source"], "list_id": row["list_id"], "user_agent": row["user_agent"]},
+            connection=connection,
+        )
 
     @staticmethod
     def _list_counts(

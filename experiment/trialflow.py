@@ -16,6 +16,7 @@ offline queue (they arrive in order once the connection is back), but not more t
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 from tracktale.errors import TracktaleError
 from tracktale.experiment.config import Timing
 from tracktale.experiment.design import PlannedTrial
+from tracktale.experiment.journal import Served
+from tracktale.experiment.scoring import ScoredResponse
 from tracktale.experiment.storage import Participant, SaveResult
 from tracktale.experiment.validation import ApiError
 from tracktale.schema.derive import request_model
@@ -150,6 +153,37 @@ class TrialDesk:
         """
         self._check_open(participant)
         planned = self._planned_at(participant, data["trial_index"])
+        served = self._served_in_order(participant, planned, data)
+        _check_response_given(data)
+        item = self.service.stimuli.get(planned.item_id)
+        try:
+            scored = self.service.human.score_trial(
+                item, planned, data.get("response"), self.service.config.typed_answer_rule
+            )
+        except TracktaleError as error:
+            raise ApiError(422, str(error)) from None
+        answered_at = self.service.storage.now()
+        record = self._record(participant, planned, data, item.item_id, scored, served, answered_at)
+        try:
+            result = self.service.storage.save_trial(record, received_at=answered_at)
+        except TracktaleError as error:
+            raise ApiError(409, str(error)) from None
+        feedback = None
+        if planned.role == "practice":
+            feedback = self.service.human.practice_feedback(
+                item, planned, scored.correct, data["timed_out"]
+            )
+        return Answered(result, feedback)
+
+    def _served_in_order(
+        self, participant: Participant, planned: PlannedTrial, data: Mapping[str, Any]
+    ) -> Served:
+        """The serve an answer belongs to, once the answer fits the plan and the answers before it.
+
+        Raises:
+            ApiError: 422 if the position was not served, shows another item or task than the
+                answer names, or an earlier position is not answered yet.
+        """
         # Not served first: a forged answer must not learn which item a position holds.
         index = planned.trial_index
         storage = self.service.storage
@@ -166,24 +200,24 @@ class TrialDesk:
             raise ApiError(
                 422, f"trial {missing} is not answered yet (answers are accepted in order)"
             )
-        response = data.get("response")
-        if data["timed_out"] != (response is None):
-            raise ApiError(422, "a timed-out trial has no response, any other trial has one")
-        if (response is None) != (data.get("response_time_ms") is None):
-            raise ApiError(422, "response_time_ms must be given exactly when there is a response")
-        item = self.service.stimuli.get(planned.item_id)
-        try:
-            scored = self.service.human.score_trial(
-                item, planned, response, self.service.config.typed_answer_rule
-            )
-        except TracktaleError as error:
-            raise ApiError(422, str(error)) from None
-        answered_at = self.service.storage.now()
+        return served
+
+    def _record(
+        self,
+        participant: Participant,
+        planned: PlannedTrial,
+        data: Mapping[str, Any],
+        item_id: str,
+        scored: ScoredResponse,
+        served: Served,
+        answered_at: dt.datetime,
+    ) -> TrialRecord:
+        """The trial as stored: the page's fields, the server's score, times and timing flags."""
         elapsed_ms = (answered_at - served.last_served_at).total_seconds() * 1000
         flags = [*scored.flags, *timing_flags(self.service.config.timing, data, elapsed_ms)]
-        record = TrialRecord.from_dict(
+        return TrialRecord.from_dict(
             {
-                **_record_fields(participant, planned, data, item.item_id),
+                **_record_fields(participant, planned, data, item_id),
                 "response": scored.response,
                 "correct": scored.correct,
                 "correct_paper_rule": scored.correct_paper_rule,
@@ -195,16 +229,19 @@ class TrialDesk:
                 "server_elapsed_ms": round(elapsed_ms, 3),
             }
         )
-        try:
-            result = self.service.storage.save_trial(record, received_at=answered_at)
-        except TracktaleError as error:
-            raise ApiError(409, str(error)) from None
-        feedback = None
-        if planned.role == "practice":
-            feedback = self.service.human.practice_feedback(
-                item, planned, scored.correct, data["timed_out"]
-            )
-        return Answered(result, feedback)
+
+
+def _check_response_given(data: Mapping[str, Any]) -> None:
+    """A timed-out answer has neither a response nor its time; any other answer has both.
+
+    Raises:
+        ApiError: 422 where the answer mixes them.
+    """
+    response = data.get("response")
+    if data["timed_out"] != (response is None):
+        raise ApiError(422, "a timed-out trial has no response, any other trial has one")
+    if (response is None) != (data.get("response_time_ms") is None):
+        raise ApiError(422, "response_time_ms must be given exactly when there is a response")
 
 
 def _record_fields(

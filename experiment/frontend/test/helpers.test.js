@@ -108,3 +108,212 @@ test("typed answers are trimmed as the server strips them, lone surrogates repla
   assert.equal(cleanedAnswer("\u0085 \u001d"), "");
   assert.equal(cleanedAnswer("a\udfffb"), "a\ufffdb");
 });
+
+test("the key-press screens declare minimum_ms and show_timer once, with their own defaults", () => {
+  const window = loadPage();
+  const { ParameterType } = window.jsPsychModule;
+  const helpers = window.TracktalePluginHelpers;
+  const json = (value) => JSON.parse(JSON.stringify(value));
+  for (const [plugin, minimumMs] of [
+    [window.jsPsychTimedChoice, 200],
+    [window.jsPsychTimedReading, 300],
+  ]) {
+    const { parameters } = plugin.info;
+    const shared = helpers.keyPressParameters(ParameterType, { minimumMs });
+    assert.deepEqual(Object.keys(shared), ["minimum_ms", "show_timer"]);
+    for (const [name, spec] of Object.entries(shared)) {
+      assert.deepEqual(json(parameters[name]), json(spec), `${plugin.info.name}: ${name}`);
+    }
+    assert.equal(parameters.minimum_ms.default, minimumMs);
+  }
+  // The choice records the timed answer's fields between its own, in this order.
+  assert.deepEqual(Object.keys(window.jsPsychTimedChoice.info.data), [
+    "choice",
+    "response",
+    "rt",
+    "timed_out",
+    "input",
+  ]);
+});
+
+/** A stand-in for jsPsych that records what a plugin asks of it, and fires its timers on demand. */
+function fakeJsPsych() {
+  const calls = [];
+  const fake = {
+    calls,
+    keyCallback: null,
+    timeouts: [],
+    finishTrial: (data) => calls.push(["finishTrial", data]),
+    pluginAPI: {
+      getKeyboardResponse: (options) => {
+        calls.push(["getKeyboardResponse", { ...options, callback_function: typeof options.callback_function }]);
+        fake.keyCallback = options.callback_function;
+        return "listener-1";
+      },
+      cancelKeyboardResponse: (listener) => calls.push(["cancelKeyboardResponse", listener]),
+      setTimeout: (fn, ms) => {
+        calls.push(["setTimeout", ms]);
+        fake.timeouts.push(fn);
+      },
+    },
+  };
+  return fake;
+}
+
+test("startTimedTrial: a key ends the trial once, its listener cancelled first; the time limit then does nothing", () => {
+  const window = loadPage();
+  const { startTimedTrial } = window.TracktalePluginHelpers;
+  const jsPsych = fakeJsPsych();
+  const records = [];
+  const before = window.performance.now();
+  const finish = startTimedTrial(jsPsych, { trial_duration: 900, minimum_ms: 250 }, {
+    record: (start, ...args) => {
+      records.push({ start, args });
+      return { ended: args };
+    },
+    keys: ["f", "j"],
+    onKey: (info) => [info.key, "key"],
+    timeoutArgs: ["timeout"],
+  });
+  assert.deepEqual(jsPsych.calls, [
+    [
+      "getKeyboardResponse",
+      {
+        callback_function: "function",
+        valid_responses: ["f", "j"],
+        persist: false,
+        allow_held_key: false,
+        minimum_valid_rt: 250,
+      },
+    ],
+    ["setTimeout", 900],
+  ]);
+  jsPsych.keyCallback({ key: "j", rt: 300 });
+  finish("button"); // a click in the same moment
+  jsPsych.timeouts[0](); // and the time limit after it
+  assert.deepEqual(jsPsych.calls.slice(2), [
+    ["cancelKeyboardResponse", "listener-1"],
+    ["finishTrial", { ended: ["j", "key"] }],
+  ]);
+  assert.equal(records.length, 1);
+  assert.ok(records[0].start >= before && records[0].start <= window.performance.now());
+});
+
+test("startTimedTrial: without keys no listener; the time limit finishes with null, null by default", () => {
+  const window = loadPage();
+  const { startTimedTrial } = window.TracktalePluginHelpers;
+  const jsPsych = fakeJsPsych();
+  startTimedTrial(jsPsych, { trial_duration: 40 }, { record: (start, ...args) => ({ args }) });
+  assert.deepEqual(jsPsych.calls, [["setTimeout", 40]]);
+  jsPsych.timeouts[0]();
+  assert.deepEqual(jsPsych.calls[1], ["finishTrial", { args: [null, null] }]);
+});
+
+test("submitTypedAnswer: blank answers are refused with the message, ENTER and the button hand one in", () => {
+  const window = loadPage();
+  const helpers = window.TracktalePluginHelpers;
+  const input = helpers.answerBox("tt-answer", 12);
+  assert.deepEqual(
+    [input.type, input.id, input.className, input.autocomplete, input.spellcheck, input.maxLength],
+    ["text", "tt-answer", "tt-answer", "off", false, 12],
+  );
+  assert.equal(input.getAttribute("autocapitalize"), "off");
+  const button = helpers.submitButton("Submit");
+  const message = helpers.hintLine();
+  const other = window.document.createElement("input");
+  window.document.body.append(input, button, message, other);
+  const finished = [];
+  helpers.submitTypedAnswer({
+    input,
+    button,
+    message,
+    emptyMessage: "Type a word first.",
+    finish: (answer, how) => finished.push([answer, how]),
+  });
+  const enter = () => {
+    const event = new window.KeyboardEvent("keydown", { key: "Enter", bubbles: true, cancelable: true });
+    input.dispatchEvent(event);
+    return event.defaultPrevented;
+  };
+  input.value = " \u0085 ";
+  other.focus();
+  assert.equal(enter(), true, "ENTER does nothing else in the box");
+  assert.equal(message.textContent, "Type a word first.");
+  assert.equal(window.document.activeElement, input, "the focus is back in the box");
+  input.dispatchEvent(new window.KeyboardEvent("keydown", { key: "a", bubbles: true }));
+  input.value = " box ";
+  enter();
+  button.click();
+  assert.deepEqual(finished, [
+    ["box", "key"],
+    ["box", "button"],
+  ]);
+  // Without a button only ENTER hands the answer in.
+  const alone = helpers.answerBox("tt-alone", 5);
+  const handed = [];
+  helpers.submitTypedAnswer({ input: alone, button: null, message, emptyMessage: "-", finish: (a) => handed.push(a) });
+  alone.value = "cup";
+  alone.dispatchEvent(new window.KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+  assert.deepEqual(handed, ["cup"]);
+});
+
+test("simulateTrial: data-only records the simulated data at once; visual draws the screen and acts on it", () => {
+  const window = loadPage();
+  const { simulateTrial } = window.TracktalePluginHelpers;
+  for (const mode of ["data-only", "visual"]) {
+    const jsPsych = fakeJsPsych();
+    const display = window.document.createElement("div");
+    jsPsych.getDisplayElement = () => display;
+    const steps = [];
+    const plugin = {
+      jsPsych,
+      createSimulationData: (trial, options) => {
+        steps.push(["data", trial.id, options]);
+        return { response: "box", timed_out: false };
+      },
+      trial: (element, trial) => steps.push(["trial", element === display, trial.id]),
+    };
+    simulateTrial(plugin, { id: 7 }, mode, { data: {} }, () => steps.push(["loaded"]), (element, data) =>
+      steps.push(["onScreen", element === display, data.response]),
+    );
+    const expected =
+      mode === "visual"
+        ? [["data", 7, { data: {} }], ["trial", true, 7], ["loaded"], ["onScreen", true, "box"]]
+        : [["data", 7, { data: {} }], ["loaded"]];
+    assert.deepEqual(steps, expected, mode);
+    const finished = jsPsych.calls.filter(([name]) => name === "finishTrial");
+    assert.deepEqual(finished, mode === "visual" ? [] : [["finishTrial", { response: "box", timed_out: false }]]);
+  }
+});
+
+test("simulatedTimeout: an answer without a time or not within the limit becomes a timeout", () => {
+  const window = loadPage();
+  const { simulatedTimeout } = window.TracktalePluginHelpers;
+  const answer = () => ({ choice: "left", response: "a", rt: 999, timed_out: false, input: "key" });
+  const inTime = answer();
+  assert.equal(simulatedTimeout(inTime, 1000, ["choice", "input"]), false);
+  assert.deepEqual(inTime, answer());
+  for (const rt of [1000, 5000, null]) {
+    const late = { ...answer(), rt };
+    assert.equal(simulatedTimeout(late, 1000, ["choice", "input"]), true);
+    assert.equal(
+      JSON.stringify(late),
+      '{"choice":null,"response":null,"rt":null,"timed_out":true,"input":null}',
+      String(rt),
+    );
+  }
+});
+
+test("typeAnswerLater types the answer and presses ENTER once the time has passed", () => {
+  const window = loadPage();
+  const { typeAnswerLater } = window.TracktalePluginHelpers;
+  const jsPsych = fakeJsPsych();
+  const input = window.document.createElement("input");
+  const keys = [];
+  input.addEventListener("keydown", (event) => keys.push([event.key, input.value]));
+  typeAnswerLater(jsPsych, input, "cup", 1200);
+  assert.deepEqual(jsPsych.calls, [["setTimeout", 1200]]);
+  assert.equal(input.value, "");
+  jsPsych.timeouts[0]();
+  assert.deepEqual(keys, [["Enter", "cup"]]);
+});

@@ -63,15 +63,8 @@ var jsPsychArithmeticProcedure = (function (jspsych) {
     const name = document.createElement("span");
     name.className = "tt-arith-label";
     name.textContent = label;
-    const input = document.createElement("input");
-    input.type = "text";
-    input.id = id;
-    input.className = "tt-answer";
-    input.autocomplete = "off";
-    input.spellcheck = false;
-    input.setAttribute("autocapitalize", "off");
+    const input = helpers.answerBox(id, maxLength);
     input.setAttribute("inputmode", "text");
-    input.maxLength = maxLength;
     row.append(name, input);
     return { row, input };
   }
@@ -90,9 +83,7 @@ var jsPsychArithmeticProcedure = (function (jspsych) {
       const procedure = document.createElement("pre");
       procedure.className = "tt-procedure";
       procedure.textContent = trial.procedure;
-      const inputs = document.createElement("p");
-      inputs.className = "tt-inputs";
-      inputs.textContent = "Inputs: " + trial.inputs;
+      const inputs = helpers.paragraph("tt-inputs", "Inputs: " + trial.inputs);
       root.append(procedure, inputs);
       const probes = trial.probe_variables.map((name, index) => {
         const { row, input } = box("tt-probe-" + index, name + " =", trial.max_length);
@@ -109,64 +100,43 @@ var jsPsychArithmeticProcedure = (function (jspsych) {
       display_element.replaceChildren(root);
       (probes.length ? probes[0].input : answer.input).focus();
 
-      const start = performance.now();
       const typedIntermediates = () =>
         Object.fromEntries(
           probes.map(({ name, input }) => [name, helpers.cleanedAnswer(input.value)]),
         );
-      const finish = helpers.finishOnce((response, how) => {
-        this.jsPsych.finishTrial({
+      const finish = helpers.startTimedTrial(this.jsPsych, trial, {
+        record: (start, response, how) => ({
           ...helpers.answerData(response, start),
           intermediates: typedIntermediates(),
           input: response === null ? null : how,
           steps_shown: stepsShown(trial.procedure),
-        });
+        }),
       });
-      const submit = (how) => {
-        const value = helpers.cleanedAnswer(answer.input.value);
-        if (value) finish(value, how);
-        else {
-          message.textContent = trial.empty_message;
-          answer.input.focus();
-        }
-      };
       probes.forEach(({ input }, index) => {
-        input.addEventListener("keydown", (event) => {
-          if (event.key !== "Enter") return;
-          event.preventDefault();
-          (index + 1 < probes.length ? probes[index + 1].input : answer.input).focus();
-        });
+        helpers.onEnter(input, () =>
+          (index + 1 < probes.length ? probes[index + 1].input : answer.input).focus(),
+        );
       });
-      answer.input.addEventListener("keydown", (event) => {
-        if (event.key !== "Enter") return;
-        event.preventDefault();
-        submit("key");
+      helpers.submitTypedAnswer({
+        input: answer.input,
+        button,
+        message,
+        emptyMessage: trial.empty_message,
+        finish,
       });
-      if (button) button.addEventListener("click", () => submit("button"));
-      this.jsPsych.pluginAPI.setTimeout(() => finish(null, null), trial.trial_duration);
     }
 
     simulate(trial, simulation_mode, simulation_options, load_callback) {
-      const data = this.createSimulationData(trial, simulation_options);
-      if (simulation_mode === "visual") {
-        const display_element = this.jsPsych.getDisplayElement();
-        this.trial(display_element, trial);
-        load_callback();
+      helpers.simulateTrial(this, trial, simulation_mode, simulation_options, load_callback, (display, data) => {
+        // The intermediate values are typed even where the answer comes too late: a timeout
+        // records what was typed by then.
         trial.probe_variables.forEach((name, index) => {
-          display_element.querySelector("#tt-probe-" + index).value =
-            data.intermediates[name] ?? "";
+          display.querySelector("#tt-probe-" + index).value = data.intermediates[name] ?? "";
         });
         if (!data.timed_out) {
-          const input = display_element.querySelector("#tt-answer");
-          this.jsPsych.pluginAPI.setTimeout(() => {
-            input.value = data.response;
-            input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
-          }, data.rt);
+          helpers.typeAnswerLater(this.jsPsych, display.querySelector("#tt-answer"), data.response, data.rt);
         }
-        return;
-      }
-      load_callback();
-      this.jsPsych.finishTrial(data);
+      });
     }
 
     createSimulationData(trial, simulation_options) {
@@ -185,9 +155,7 @@ var jsPsychArithmeticProcedure = (function (jspsych) {
         },
         simulation_options
       );
-      if (data.rt === null || data.rt >= trial.trial_duration) {
-        Object.assign(data, { response: null, rt: null, timed_out: true, input: null });
-      }
+      helpers.simulatedTimeout(data, trial.trial_duration, ["input"]);
       return data;
     }
   }

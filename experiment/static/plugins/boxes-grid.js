@@ -101,40 +101,30 @@ var jsPsychBoxesGrid = (function (jspsych) {
       root.append(grid, button, message);
       display_element.replaceChildren(root);
 
-      const start = performance.now();
-      const finish = helpers.finishOnce((code) => {
-        this.jsPsych.finishTrial({
+      const finish = helpers.startTimedTrial(this.jsPsych, trial, {
+        record: (start, code) => ({
           ...helpers.answerData(code, start),
           answer: code === null ? null : answerText(trial.states, code),
           changes: changes,
-        });
+        }),
       });
       button.addEventListener("click", () => {
         const left = letters.filter((letter) => letter === null).length;
         if (left === 0) finish(letters.join(""));
         else message.textContent = left + (left === 1 ? " statement is" : " statements are") + " not set yet.";
       });
-      this.jsPsych.pluginAPI.setTimeout(() => finish(null), trial.trial_duration);
     }
 
     simulate(trial, simulation_mode, simulation_options, load_callback) {
-      const data = this.createSimulationData(trial, simulation_options);
-      if (simulation_mode === "visual") {
-        const display_element = this.jsPsych.getDisplayElement();
-        this.trial(display_element, trial);
-        load_callback();
-        if (!data.timed_out) {
-          this.jsPsych.pluginAPI.setTimeout(() => {
-            Array.from(data.response).forEach((letter, row) => {
-              display_element.querySelector('[data-row="' + row + '"][data-value="' + letter + '"]').click();
-            });
-            display_element.querySelector(".tt-submit").click();
-          }, data.rt);
-        }
-        return;
-      }
-      load_callback();
-      this.jsPsych.finishTrial(data);
+      helpers.simulateTrial(this, trial, simulation_mode, simulation_options, load_callback, (display, data) => {
+        if (data.timed_out) return;
+        this.jsPsych.pluginAPI.setTimeout(() => {
+          Array.from(data.response).forEach((letter, row) => {
+            display.querySelector('[data-row="' + row + '"][data-value="' + letter + '"]').click();
+          });
+          display.querySelector(".tt-submit").click();
+        }, data.rt);
+      });
     }
 
     createSimulationData(trial, simulation_options) {
@@ -144,9 +134,7 @@ var jsPsychBoxesGrid = (function (jspsych) {
         { response: guessed, rt: rt, timed_out: false, changes: trial.states.length },
         simulation_options
       );
-      if (data.rt === null || data.rt >= trial.trial_duration) {
-        Object.assign(data, { response: null, answer: null, rt: null, timed_out: true });
-      } else {
+      if (!helpers.simulatedTimeout(data, trial.trial_duration, ["answer"])) {
         data.answer = answerText(trial.states, data.response);
       }
       return data;

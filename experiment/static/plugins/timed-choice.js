@@ -10,7 +10,7 @@
 var jsPsychTimedChoice = (function (jspsych) {
   "use strict";
 
-  const { timerBar, finishOnce, elapsedMs } = TracktalePluginHelpers;
+  const helpers = TracktalePluginHelpers;
 
   const SIDES = ["left", "right"];
 
@@ -26,20 +26,13 @@ var jsPsychTimedChoice = (function (jspsych) {
       keys: { type: jspsych.ParameterType.KEYS, default: ["f", "j"] },
       /** Longest time to answer in ms. */
       trial_duration: { type: jspsych.ParameterType.INT, default: 15000 },
-      /** Key presses earlier than this (ms) are ignored (a key still held from before). */
-      minimum_ms: { type: jspsych.ParameterType.INT, default: 200 },
-      /** Show a bar that shrinks as the time runs out. */
-      show_timer: { type: jspsych.ParameterType.BOOL, default: true },
+      ...helpers.keyPressParameters(jspsych.ParameterType, { minimumMs: 200 }),
     },
     data: {
       /** "left" or "right" (null after a timeout). */
       choice: { type: jspsych.ParameterType.STRING },
-      /** The chosen option's text (null after a timeout). */
-      response: { type: jspsych.ParameterType.STRING },
-      /** Time from onset to the choice in ms (null after a timeout). */
-      rt: { type: jspsych.ParameterType.FLOAT },
-      /** The time ran out before a choice. */
-      timed_out: { type: jspsych.ParameterType.BOOL },
+      /** `response`: the chosen option's text; `rt`: from the options' onset to the choice. */
+      ...helpers.timedResponseData(jspsych.ParameterType),
       /** "key" or "button" (null after a timeout). */
       input: { type: jspsych.ParameterType.STRING },
     },
@@ -54,12 +47,8 @@ var jsPsychTimedChoice = (function (jspsych) {
       if (!Array.isArray(trial.options) || trial.options.length !== 2) {
         throw new Error("timed-choice needs exactly two options");
       }
-      const root = document.createElement("div");
-      root.className = "tt-screen tt-choice";
-      if (trial.show_timer) root.appendChild(timerBar(trial.trial_duration));
-      const question = document.createElement("p");
-      question.className = "tt-question";
-      question.textContent = trial.question;
+      const root = helpers.screenRoot("tt-choice", trial);
+      const question = helpers.paragraph("tt-question", trial.question);
       const row = document.createElement("div");
       row.className = "tt-options";
       const buttons = SIDES.map((side, index) => {
@@ -79,45 +68,27 @@ var jsPsychTimedChoice = (function (jspsych) {
       root.append(question, row);
       display_element.replaceChildren(root);
 
-      const start = performance.now();
-      let listener = null;
-      const finish = finishOnce((index, input) => {
-        if (listener) this.jsPsych.pluginAPI.cancelKeyboardResponse(listener);
-        const chosen = index === null ? null : SIDES[index];
-        this.jsPsych.finishTrial({
-          choice: chosen,
-          response: index === null ? null : trial.options[index],
-          rt: index === null ? null : elapsedMs(start),
-          timed_out: index === null,
+      const finish = helpers.startTimedTrial(this.jsPsych, trial, {
+        record: (start, index, input) => ({
+          choice: index === null ? null : SIDES[index],
+          ...helpers.answerData(index === null ? null : trial.options[index], start),
           input: input,
-        });
-      });
-      listener = this.jsPsych.pluginAPI.getKeyboardResponse({
-        callback_function: (info) => {
+        }),
+        keys: trial.keys,
+        onKey: (info) => {
           const key = String(info.key).toLowerCase();
-          finish(trial.keys.findIndex((k) => String(k).toLowerCase() === key), "key");
+          return [trial.keys.findIndex((k) => String(k).toLowerCase() === key), "key"];
         },
-        valid_responses: trial.keys,
-        persist: false,
-        allow_held_key: false,
-        minimum_valid_rt: trial.minimum_ms,
       });
       buttons.forEach((button, index) => button.addEventListener("click", () => finish(index, "button")));
-      this.jsPsych.pluginAPI.setTimeout(() => finish(null, null), trial.trial_duration);
     }
 
     simulate(trial, simulation_mode, simulation_options, load_callback) {
-      const data = this.createSimulationData(trial, simulation_options);
-      if (simulation_mode === "visual") {
-        this.trial(this.jsPsych.getDisplayElement(), trial);
-        load_callback();
+      helpers.simulateTrial(this, trial, simulation_mode, simulation_options, load_callback, (_, data) => {
         if (!data.timed_out) {
           this.jsPsych.pluginAPI.pressKey(trial.keys[SIDES.indexOf(data.choice)], data.rt);
         }
-        return;
-      }
-      load_callback();
-      this.jsPsych.finishTrial(data);
+      });
     }
 
     createSimulationData(trial, simulation_options) {
@@ -130,9 +101,7 @@ var jsPsychTimedChoice = (function (jspsych) {
         input: "key",
       };
       const data = this.jsPsych.pluginAPI.mergeSimulationData(defaults, simulation_options);
-      if (data.rt === null || data.rt >= trial.trial_duration) {
-        Object.assign(data, { choice: null, response: null, rt: null, timed_out: true, input: null });
-      } else {
+      if (!helpers.simulatedTimeout(data, trial.trial_duration, ["choice", "input"])) {
         data.response = trial.options[SIDES.indexOf(data.choice)];
       }
       return data;

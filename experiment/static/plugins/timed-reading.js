@@ -10,7 +10,7 @@
 var jsPsychTimedReading = (function (jspsych) {
   "use strict";
 
-  const { timerBar, finishOnce, elapsedMs } = TracktalePluginHelpers;
+  const helpers = TracktalePluginHelpers;
 
   const info = {
     name: "timed-reading",
@@ -29,10 +29,7 @@ var jsPsychTimedReading = (function (jspsych) {
         type: jspsych.ParameterType.STRING,
         default: "Press SPACE or click Continue when you have read the story.",
       },
-      /** Key presses earlier than this (ms) are ignored (a key still held from before). */
-      minimum_ms: { type: jspsych.ParameterType.INT, default: 300 },
-      /** Show a bar that shrinks as the time runs out. */
-      show_timer: { type: jspsych.ParameterType.BOOL, default: true },
+      ...helpers.keyPressParameters(jspsych.ParameterType, { minimumMs: 300 }),
     },
     data: {
       /** Time on the screen in ms (the limit when it timed out). */
@@ -50,55 +47,35 @@ var jsPsychTimedReading = (function (jspsych) {
     }
 
     trial(display_element, trial) {
-      const root = document.createElement("div");
-      root.className = "tt-screen tt-reading";
-      if (trial.show_timer) root.appendChild(timerBar(trial.trial_duration));
-      const story = document.createElement("p");
-      story.className = "tt-story";
-      story.textContent = trial.text;
+      const root = helpers.screenRoot("tt-reading", trial);
+      const story = helpers.paragraph("tt-story", trial.text);
       const button = document.createElement("button");
       button.className = "jspsych-btn tt-continue";
       button.type = "button";
       button.textContent = trial.button_label;
-      const hint = document.createElement("p");
-      hint.className = "tt-hint";
-      hint.textContent = trial.prompt;
+      const hint = helpers.paragraph("tt-hint", trial.prompt);
       root.append(story, button, hint);
       display_element.replaceChildren(root);
 
-      const start = performance.now();
-      let listener = null;
-      const finish = finishOnce((endedBy) => {
-        if (listener) this.jsPsych.pluginAPI.cancelKeyboardResponse(listener);
-        this.jsPsych.finishTrial({
-          reading_time_ms: elapsedMs(start),
+      const finish = helpers.startTimedTrial(this.jsPsych, trial, {
+        record: (start, endedBy) => ({
+          reading_time_ms: helpers.elapsedMs(start),
           timed_out: endedBy === "timeout",
           ended_by: endedBy,
-        });
-      });
-      listener = this.jsPsych.pluginAPI.getKeyboardResponse({
-        callback_function: () => finish("key"),
-        valid_responses: [trial.continue_key],
-        persist: false,
-        allow_held_key: false,
-        minimum_valid_rt: trial.minimum_ms,
+        }),
+        keys: [trial.continue_key],
+        onKey: () => ["key"],
+        timeoutArgs: ["timeout"],
       });
       button.addEventListener("click", () => finish("button"));
-      this.jsPsych.pluginAPI.setTimeout(() => finish("timeout"), trial.trial_duration);
     }
 
     simulate(trial, simulation_mode, simulation_options, load_callback) {
-      const data = this.createSimulationData(trial, simulation_options);
-      if (simulation_mode === "visual") {
-        this.trial(this.jsPsych.getDisplayElement(), trial);
-        load_callback();
+      helpers.simulateTrial(this, trial, simulation_mode, simulation_options, load_callback, (_, data) => {
         if (!data.timed_out) {
           this.jsPsych.pluginAPI.pressKey(trial.continue_key, data.reading_time_ms);
         }
-        return;
-      }
-      load_callback();
-      this.jsPsych.finishTrial(data);
+      });
     }
 
     createSimulationData(trial, simulation_options) {

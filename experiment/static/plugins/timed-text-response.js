@@ -49,15 +49,8 @@ var jsPsychTimedTextResponse = (function (jspsych) {
       const line = document.createElement("p");
       line.className = "tt-probe";
       line.append(document.createTextNode(trial.probe + " "));
-      const input = document.createElement("input");
-      input.type = "text";
-      input.id = "tt-answer";
-      input.className = "tt-answer";
-      input.autocomplete = "off";
-      input.spellcheck = false;
-      input.setAttribute("autocapitalize", "off");
+      const input = helpers.answerBox("tt-answer", trial.max_length);
       input.setAttribute("aria-label", "your answer");
-      input.maxLength = trial.max_length;
       line.appendChild(input);
       const message = helpers.hintLine();
       root.appendChild(line);
@@ -67,52 +60,26 @@ var jsPsychTimedTextResponse = (function (jspsych) {
       display_element.replaceChildren(root);
       input.focus();
 
-      const start = performance.now();
-      const finish = helpers.finishOnce((response, how) => {
-        this.jsPsych.finishTrial({
+      const finish = helpers.startTimedTrial(this.jsPsych, trial, {
+        record: (start, response, how) => ({
           ...helpers.answerData(response, start),
           input: response === null ? null : how,
           probe: trial.probe,
-        });
+        }),
       });
-      const submit = (how) => {
-        const value = helpers.cleanedAnswer(input.value);
-        if (value) finish(value, how);
-        else {
-          message.textContent = trial.empty_message;
-          input.focus();
-        }
-      };
-      input.addEventListener("keydown", (event) => {
-        if (event.key !== "Enter") return;
-        event.preventDefault();
-        submit("key");
-      });
-      if (button) button.addEventListener("click", () => submit("button"));
+      helpers.submitTypedAnswer({ input, button, message, emptyMessage: trial.empty_message, finish });
       // Keep the typing position in the box even if the participant clicks elsewhere.
       root.addEventListener("click", (event) => {
         if (event.target !== button) input.focus();
       });
-      this.jsPsych.pluginAPI.setTimeout(() => finish(null, null), trial.trial_duration);
     }
 
     simulate(trial, simulation_mode, simulation_options, load_callback) {
-      const data = this.createSimulationData(trial, simulation_options);
-      if (simulation_mode === "visual") {
-        const display_element = this.jsPsych.getDisplayElement();
-        this.trial(display_element, trial);
-        load_callback();
+      helpers.simulateTrial(this, trial, simulation_mode, simulation_options, load_callback, (display, data) => {
         if (!data.timed_out) {
-          const input = display_element.querySelector("#tt-answer");
-          this.jsPsych.pluginAPI.setTimeout(() => {
-            input.value = data.response;
-            input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
-          }, data.rt);
+          helpers.typeAnswerLater(this.jsPsych, display.querySelector("#tt-answer"), data.response, data.rt);
         }
-        return;
-      }
-      load_callback();
-      this.jsPsych.finishTrial(data);
+      });
     }
 
     createSimulationData(trial, simulation_options) {
@@ -121,9 +88,7 @@ var jsPsychTimedTextResponse = (function (jspsych) {
         { response: "box", rt: rt, timed_out: false, input: "key", probe: trial.probe },
         simulation_options
       );
-      if (data.rt === null || data.rt >= trial.trial_duration) {
-        Object.assign(data, { response: null, rt: null, timed_out: true, input: null });
-      }
+      helpers.simulatedTimeout(data, trial.trial_duration, ["input"]);
       return data;
     }
   }
