@@ -81,7 +81,7 @@ def row_records() -> tuple[type, ...]:
     from tracktale.models.registry import backend_names, generation_details
     from tracktale.stimuli.registry import get_paradigm, paradigm_names
 
-    parts = [get_paradigm(name).judgement for name in paradigm_names()]
+    parts: list[type] = [get_paradigm(name).judgement for name in paradigm_names()]
     parts += [generation_details(name) for name in backend_names()]
     records = (*result_records(), *dict.fromkeys(parts))
     declared: dict[str, tuple[type, type]] = {}
