@@ -186,9 +186,10 @@ class ImplicitResult(JudgedResult):
 class ExplicitResult(JudgedResult):
     """The explicit task: a generated answer, judged by the paradigm's ``score_response``.
 
-    The paradigm's judgement keys (``matched``, ``step_em``, ...) and what the backend reports
-    about a generation (token usage, ...) come on top: they are the paradigm's and the
-    backend's, not the task's.
+    The paradigm's judgement (its :class:`Judgement` record: ``matched``, ``step_em``, ...)
+    and what the backend reports about a generation (its scorer's ``generation_details``
+    record: token usage, ...) come on top: they are the paradigm's and the backend's, not the
+    task's, and the task checks them against those records (:func:`check_record`).
 
     Attributes:
         output: The (first) output.
