@@ -158,18 +158,37 @@ def _scores(
 
 
 def _stored_judgements(rows: pd.DataFrame) -> list[dict[str, Any] | None]:
-    """Each row's stored judgement, as the scorer gives it (``None``: the row lacks some)."""
+    """Each row's stored judgement, as the scorer gives it (``None``: the row lacks some).
+
+    A value that is not of its declared type (text where a truth value belongs, in a table
+    read from CSV) counts as missing, so the output is scored again rather than misread.
+    """
     if any(name not in rows.columns for name in _JUDGEMENT):
         return [None] * len(rows)
-    kinds = {name: base_type(hints(BoxesJudgement)[name]) for name in _JUDGEMENT}
+    kinds = [base_type(hints(BoxesJudgement)[name]) for name in _JUDGEMENT]
     values = rows[list(_JUDGEMENT)]
     complete = values.notna().all(axis=1).tolist()
-    return [
-        {name: kinds[name](value) for name, value in zip(_JUDGEMENT, row, strict=True)}
-        if whole
-        else None
-        for row, whole in zip(values.itertuples(index=False), complete, strict=True)
-    ]
+    found: list[dict[str, Any] | None] = []
+    for row, whole in zip(values.itertuples(index=False), complete, strict=True):
+        judgement = [_as_declared(kind, value) for kind, value in zip(kinds, row, strict=True)]
+        if whole and all(value is not None for value in judgement):
+            found.append(dict(zip(_JUDGEMENT, judgement, strict=True)))
+        else:
+            found.append(None)
+    return found
+
+
+def _as_declared(kind: type, value: Any) -> Any:
+    """``value`` as the plain Python ``kind`` (``None`` when it is not one)."""
+    if kind is bool:
+        return bool(value) if isinstance(value, bool | np.bool_) else None
+    if kind is str:
+        return value if isinstance(value, str) else None
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+        return None
+    if kind is int:
+        return int(value) if float(value).is_integer() else None
+    return float(value)
 
 
 def _outputs(output: object, sampled: object) -> list[str]:

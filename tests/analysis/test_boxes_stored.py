@@ -138,3 +138,10 @@ def test_several_samples_and_rows_without_the_judgement_are_scored_again(stored,
     holed.loc[holed.index[3], "predicted"] = None
     assert scored_items(holed, stimulus_set).equals(scored_items(stored, stimulus_set))
     assert calls == [holed.loc[holed.index[3], "item_id"]]
+    calls.clear()
+    # A table read from CSV may hold text where a truth value belongs: scored, not misread.
+    texts = stored.copy()
+    texts["parsed"] = texts["parsed"].astype(object)
+    texts.loc[texts.index[5], "parsed"] = "False"
+    assert scored_items(texts, stimulus_set).equals(scored_items(stored, stimulus_set))
+    assert calls == [texts.loc[texts.index[5], "item_id"]]
