@@ -45,6 +45,7 @@ from tracktale.models.echo import EchoedPrompt, EchoError, echoed_prompt
 from tracktale.models.endpoint import (
     EndpointClient,
     EndpointError,
+    EndpointGenerationDetails,
     answer_details,
     check_client_settings,
     check_served_model,
@@ -110,6 +111,8 @@ class CompletionsScorer(Scorer):
         cache_dir: The answer cache; ``None``: ``$TRACKTALE_DATA/cache/completions``.
         prompts_per_request: Prompts sent in one request where the server takes a list.
     """
+
+    generation_details = EndpointGenerationDetails
 
     name = "completions"
 

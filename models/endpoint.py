@@ -24,6 +24,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,8 @@ import tenacity
 from tracktale.atomic import atomic_write_text
 from tracktale.errors import TracktaleError
 from tracktale.item import canonical_json
+from tracktale.schema.results import LogProb
+from tracktale.scorer import GenerationDetails
 
 _RETRY_STATUSES = frozenset({408, 409, 429})
 _MAX_WAIT = 600.0
@@ -240,6 +243,37 @@ def check_client_settings(concurrency: int, timeout: float, retries: int) -> Non
         raise TracktaleError(f"--request-timeout must be positive, got {timeout}")
     if retries < 0:
         raise TracktaleError(f"--max-retries must be 0 or more, got {retries}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndpointGenerationDetails(GenerationDetails):
+    """What an endpoint's answer says about each generation (the completions backend's).
+
+    Attributes:
+        system_fingerprint: The server's configuration fingerprint, where it sends one.
+        usage_prompt_tokens: The prompt's tokens as the server counted them.
+        usage_completion_tokens: The answer's tokens as the server counted them.
+        from_cache: The answer came from the response cache, not the server.
+    """
+
+    system_fingerprint: str | None
+    usage_prompt_tokens: int | None
+    usage_completion_tokens: int | None
+    from_cache: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChatGenerationDetails(EndpointGenerationDetails):
+    """What a chat endpoint's answer says about each generation (the openai backend's).
+
+    Attributes:
+        api_model: The model the server says answered.
+        first_token_top_logprobs: The first token's alternatives and their log-probabilities
+            (with ``--top-logprobs``).
+    """
+
+    api_model: str | None
+    first_token_top_logprobs: dict[str, LogProb] | None = None
 
 
 def answer_details(answer: Mapping[str, Any], cached: bool) -> dict[str, Any]:

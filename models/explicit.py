@@ -8,8 +8,9 @@ with ``rerun_truncated`` an output that hit its budget and is not correct is gen
 with the model's whole context (rows say ``truncated`` and ``rerun``). Where the backend
 reports them (an API endpoint), the generated tokens' log-probabilities are stored too
 (``output_logprob``, their sum: the answer's log-probability). The row's own fields are
-declared by :class:`tracktale.schema.results.ExplicitResult`; the paradigm's judgement keys
-and the backend's generation details come on top.
+declared by :class:`tracktale.schema.results.ExplicitResult`; the paradigm's judgement (its
+``judgement`` record) and the backend's generation details (its scorer's
+``generation_details`` record) come on top, each checked against its record.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from tracktale.errors import TracktaleError
 from tracktale.item import Item
 from tracktale.models.sampling import sample_seed
 from tracktale.models.tokens import use_chat_format
-from tracktale.schema.results import ExplicitResult, field_names
+from tracktale.schema.results import ExplicitResult, check_record, field_names
 from tracktale.scorer import Generation, GenerationRequest, Scorer
 
 if TYPE_CHECKING:
@@ -67,21 +68,12 @@ def explicit_rows(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -
     prepared = [_request(item, scorer, options) for item in items]
     requests = [request for request, _ in prepared]
     samples = _generate_samples(scorer, items, requests, options)
-    declared = set(field_names(ExplicitResult))
     rows = []
     for item, (request, prompt_format), outputs in zip(items, prepared, samples, strict=True):
         paradigm = _paradigm(item)
         judged = [dict(paradigm.score_response(item, sample.generation.text)) for sample in outputs]
-        if "correct" not in judged[0]:
-            raise TracktaleError(f"paradigm {item.paradigm!r} scored a response without 'correct'")
+        _check_parts(scorer, paradigm, judged, [dict(s.generation.details) for s in outputs])
         first = outputs[0]
-        details = dict(first.generation.details)
-        for name in [*judged[0], *details]:
-            if name in declared and name != "correct":
-                raise TracktaleError(
-                    f"{item.paradigm}: {name!r} is a field of the explicit task's rows; a "
-                    "paradigm's judgement or a backend's details cannot hold it"
-                )
         scores = {
             **judged[0],
             "correct": bool(judged[0]["correct"]),
@@ -93,8 +85,35 @@ def explicit_rows(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -
             **_generation_columns(first.generation),
             **_sampling_columns(options, outputs, judged),
         }
-        rows.append(TaskRow(scores, frozenset(judged[0]) | frozenset(details)))
+        extra = frozenset(judged[0]) | frozenset(first.generation.details)
+        rows.append(TaskRow(scores, extra))
     return rows
+
+
+def _check_parts(
+    scorer: Scorer,
+    paradigm: Paradigm,
+    judged: Sequence[Mapping[str, Any]],
+    details: Sequence[Mapping[str, Any]],
+) -> None:
+    """Check each sample's judgement against the paradigm's record, its details the backend's.
+
+    Raises:
+        TracktaleError: For a key that shadows a field of the task's own rows, or one that the
+            record does not declare or that has the wrong type.
+    """
+    declared = set(field_names(ExplicitResult))
+    for name in [*judged[0], *details[0]]:
+        if name in declared and name != "correct":
+            raise TracktaleError(
+                f"{paradigm.name}: {name!r} is a field of the explicit task's rows; a "
+                "paradigm's judgement or a backend's details cannot hold it"
+            )
+    judge = f"the explicit task: the {paradigm.name} paradigm's judgement"
+    report = f"the explicit task: the {scorer.info.backend} backend's generation details"
+    for judgement, detail in zip(judged, details, strict=True):
+        check_record(paradigm.judgement, judgement, writer=judge)
+        check_record(type(scorer).generation_details, detail, writer=report)
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from typing import Any
 import tracktale
 from tracktale.errors import TracktaleError
 from tracktale.models.endpoint import (
+    ChatGenerationDetails,
     EndpointClient,
     EndpointError,
     answer_details,
@@ -84,6 +85,8 @@ class OpenAIScorer(Scorer):
         max_tokens_field: ``max_tokens`` or ``max_completion_tokens`` (newer OpenAI models).
         seed: Sent as ``seed`` when given (some endpoints make greedy decoding reproducible).
     """
+
+    generation_details = ChatGenerationDetails
 
     name = "openai"
 

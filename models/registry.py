@@ -17,7 +17,7 @@ from typing import Any
 
 from tracktale.errors import TracktaleError
 from tracktale.models.tasks import SCORER_METHODS, TASK_REGISTRY
-from tracktale.scorer import Scorer
+from tracktale.scorer import GenerationDetails, Scorer
 
 _BACKENDS = {
     "hf": "tracktale.models.hf:HFScorer",
@@ -54,6 +54,19 @@ BACKEND_OPTIONS: dict[str, tuple[str, ...]] = {
 _BACKEND_METHODS = {"hf": SCORER_METHODS, "openai": ("generate",), "completions": SCORER_METHODS}
 """The scorer methods each backend answers; it answers the tasks that use only those."""
 _RECORDED_DTYPE = {"openai": "server", "completions": "server"}
+_GENERATION_DETAILS = {
+    "openai": "tracktale.models.endpoint:ChatGenerationDetails",
+    "completions": "tracktale.models.endpoint:EndpointGenerationDetails",
+}
+"""Backend name -> its scorer's ``generation_details`` record, where it declares one (else
+none), so that the store types their columns without importing the backend (a test checks)."""
+
+
+def generation_details(backend: str) -> type[GenerationDetails]:
+    """The record of what ``backend`` reports about each generation, without importing it."""
+    _known(backend)
+    path = _GENERATION_DETAILS.get(backend)
+    return GenerationDetails if path is None else pkgutil.resolve_name(path)
 
 
 def backend_names() -> tuple[str, ...]:

@@ -40,6 +40,7 @@ from tracktale.atomic import atomic_write
 from tracktale.errors import TracktaleError
 from tracktale.item import plain_data
 from tracktale.models.tasks import result_records
+from tracktale.schema.derive import base_type, hints
 from tracktale.schema.results import (
     RESULT_KEY,
     ModelProvenance,
@@ -68,20 +69,45 @@ def standard_columns() -> tuple[str, ...]:
     return (*frame_columns(result_records()), "written_at")
 
 
+def row_records() -> tuple[type, ...]:
+    """The records that declare a stored row's columns.
+
+    The result models of the registered tasks (:func:`result_records`), then the explicit
+    task's parts: each registered paradigm's judgement and each backend's generation details.
+
+    Raises:
+        TracktaleError: When two records declare one column with different types.
+    """
+    from tracktale.models.registry import backend_names, generation_details
+    from tracktale.stimuli.registry import get_paradigm, paradigm_names
+
+    parts: list[type] = [get_paradigm(name).judgement for name in paradigm_names()]
+    parts += [generation_details(name) for name in backend_names()]
+    records = (*result_records(), *dict.fromkeys(parts))
+    declared: dict[str, tuple[type, type]] = {}
+    for cls in records:
+        for name in field_names(cls):
+            kind = base_type(hints(cls)[name])
+            first = declared.setdefault(name, (cls, kind))
+            if first[1] != kind:
+                raise TracktaleError(
+                    f"column {name!r} is {first[1]} in {first[0].__name__} but {kind} in "
+                    f"{cls.__name__}"
+                )
+    return records
+
+
 def typed(kind: type) -> tuple[str, ...]:
-    """The declared columns of a scalar type (``bool``, ``int``, ``float``), over every task.
+    """The declared columns of a scalar type (``bool``, ``int``, ``float``), over every record.
 
     Read as pandas ``boolean``, ``Int64`` and ``float64``: nullable, since a row of another
-    task (or an older row) lacks them.
+    task or paradigm (or an older row) lacks them.
     """
-    return typed_columns(result_records(), kind)
+    return typed_columns(row_records(), kind)
 
 
 STANDARD_COLUMNS = standard_columns()
 """The :func:`standard_columns` of the tasks registered when this module was imported."""
-BOOLEAN_COLUMNS = typed(bool)
-INTEGER_COLUMNS = typed(int)
-FLOAT_COLUMNS = typed(float)
 
 SHARD_PATTERN = "part-*.parquet"
 _STALE_TMP_SECONDS = 3600
@@ -221,13 +247,14 @@ def _read_every_shard(target: Path, columns: list[str] | None) -> list[pd.DataFr
 
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
-    for name in typed(bool):
+    records = row_records()
+    for name in typed_columns(records, bool):
         if name in frame.columns:
             frame[name] = frame[name].astype("boolean")
-    for name in typed(int):
+    for name in typed_columns(records, int):
         if name in frame.columns:
             frame[name] = pd.to_numeric(frame[name], errors="coerce").astype("Int64")
-    for name in typed(float):
+    for name in typed_columns(records, float):
         if name in frame.columns:
             frame[name] = pd.to_numeric(frame[name], errors="coerce").astype("float64")
     return frame

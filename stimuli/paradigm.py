@@ -13,13 +13,14 @@ import abc
 import functools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, ClassVar, Literal, cast
 
 import pydantic
 
 import tracktale
 from tracktale.errors import TracktaleError
 from tracktale.item import Item
+from tracktale.schema.results import Judgement
 from tracktale.stimulus_set import StimulusSet, build_stimulus_set
 
 
@@ -117,6 +118,9 @@ class Paradigm(abc.ABC):
     item may carry its own, smaller one as ``meta["max_new_tokens"]``."""
     stop_sequences: tuple[str, ...] = ()
     """Strings that end a generated answer (the text from the first one on is cut off)."""
+    judgement: ClassVar[type[Judgement]] = Judgement
+    """The record :meth:`score_response` fills (``correct`` and the paradigm's own keys): the
+    explicit task checks every judgement against it, and the results store types its columns."""
 
     def resolve_config(
         self, protocol: str, overrides: Mapping[str, Any] | None = None
@@ -164,7 +168,7 @@ class Paradigm(abc.ABC):
 
     @abc.abstractmethod
     def score_response(self, item: Item, response: str) -> dict[str, Any]:
-        """Score a free-text response to the explicit probe; always has a ``correct`` key."""
+        """Score a free-text response to the explicit probe: the fields of :attr:`judgement`."""
 
     def generate_set(
         self, protocol: str, seed: int, overrides: Mapping[str, Any] | None = None

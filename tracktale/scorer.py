@@ -14,7 +14,7 @@ import abc
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 TASKS = ("implicit", "explicit", "sequence")
 """The built-in tasks, in the order ``tracktale.models.tasks`` registers them (a test checks it).
@@ -115,7 +115,8 @@ class Generation:
         logprobs: log P(token | prompt, earlier tokens) of each of ``tokens``; empty where the
             backend does not report them.
         finish_reason: Why generation stopped (``stop``, ``length``, ...), where reported.
-        details: Anything else worth a column (served model, token usage, ...).
+        details: Anything else worth a column (served model, token usage, ...), as the
+            backend's :attr:`Scorer.generation_details` declare.
     """
 
     text: str
@@ -123,6 +124,16 @@ class Generation:
     logprobs: tuple[float, ...] = ()
     finish_reason: str | None = None
     details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerationDetails:
+    """What a backend reports about each generation beyond the text: by default, nothing.
+
+    A backend that reports more (token usage, a fingerprint, ...) declares a subclass as its
+    :attr:`Scorer.generation_details`; the explicit task checks every :attr:`Generation.details`
+    against it, and its fields are columns of the explicit task's rows.
+    """
 
 
 @dataclass(frozen=True)
@@ -154,6 +165,9 @@ class Scorer(abc.ABC):
     """A language model that can be asked for log-probabilities and greedy generations."""
 
     info: ModelInfo
+    generation_details: ClassVar[type[GenerationDetails]] = GenerationDetails
+    """The record :attr:`Generation.details` follow (listed for the store in
+    ``tracktale.models.registry``, so that reading results does not import the backend)."""
 
     @abc.abstractmethod
     def __init__(

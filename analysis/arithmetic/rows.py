@@ -6,8 +6,12 @@ item's conditions (``dataset``, ``input_range``, ``data_type``, ``operation``, `
 ``references_differ``), every score column of
 :func:`~tracktale.stimuli.arithmetic.scoring.score_output`, and ``faa``/``caa``/``expected``:
 the columns an :class:`ArithmeticOptions` chooses (by default the paper's executor and the
-first extracted span). Where score columns are missing, or empty in some row, they are computed
-again from ``output`` with the paradigm's scorer.
+first extracted span): every choice is a stored column, so no option scores an output again.
+The score columns are the judgement the explicit task stored
+(:class:`~tracktale.stimuli.arithmetic.scoring.ArithmeticJudgement`); only where one is
+missing, or empty in some row (an older store, another runner's rows), are they computed again
+from ``output`` with the paradigm's scorer. An output sampled several times counts by its first
+sample, the row's ``output``, whose judgement the row holds.
 """
 
 from __future__ import annotations
@@ -17,9 +21,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tracktale.errors import TracktaleError
+from tracktale.schema.derive import columns
+from tracktale.schema.results import field_names, typed_columns
 from tracktale.stimuli.arithmetic.scoring import (
     FIRST_ANSWER_RULES,
     REFERENCES,
+    ArithmeticJudgement,
     caa_column,
     faa_column,
 )
@@ -28,22 +35,10 @@ from tracktale.stimulus_set import StimulusSet, read_stimulus_set
 if TYPE_CHECKING:
     import pandas as pd
 
-SCORE_COLUMNS = (
-    "correct",
-    "correct_any",
-    "correct_numeric",
-    "correct_ieee",
-    "correct_any_ieee",
-    "correct_numeric_ieee",
-    "parseable",
-    "answer_position",
-    "generated_steps",
-    "expected_steps",
-    "step_following",
-    "first_answer_rules_differ",
-)
-_NEEDED = [c for c in SCORE_COLUMNS if c not in ("answer_position",)]
-_BOOLEAN = [c for c in SCORE_COLUMNS if c.startswith(("correct", "parseable", "first_answer"))]
+SCORE_COLUMNS = field_names(ArithmeticJudgement)
+"""The judgement the explicit task stores with each output (:func:`score_output`'s fields)."""
+_NEEDED = [column.name for column in columns(ArithmeticJudgement) if not column.nullable]
+_BOOLEAN = list(typed_columns((ArithmeticJudgement,), bool))
 CONDITION_COLUMNS = ("dataset", "input_range", "data_type", "operation", "lookback", "horizon")
 
 

@@ -1,8 +1,9 @@
 """State-EM and Step-EM of boxes items, aggregated with bootstrap intervals.
 
 :func:`scored_items` joins explicit-task model result rows to the items of a boxes stimulus set
-(every design factor comes from the items) and scores each output with the paradigm's own
-scorer, so results written by any runner are analysed with one parse. The aggregations then
+(every design factor comes from the items) and takes each output's judgement as the explicit
+task stored it, scoring the output again with the paradigm's own scorer only where the stored
+one does not answer (other rules, several samples, rows without it). The aggregations then
 average Step-EM and State-EM over instances (one item per instance and probed step) with
 percentile bootstrap intervals:
 
@@ -14,13 +15,17 @@ percentile bootstrap intervals:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from tracktale.errors import TracktaleError
-from tracktale.stimuli.boxes.scoring import DEFAULT_RULES, ScoringRules
+from tracktale.item import Item
+from tracktale.schema.derive import base_type, hints
+from tracktale.schema.results import field_names, sample_mean_fields
+from tracktale.stimuli.boxes.scoring import DEFAULT_RULES, BoxesJudgement, ScoringRules
 from tracktale.stimulus_set import StimulusSet
 
 MODEL_KEYS = ("model_id", "revision")
@@ -58,16 +63,11 @@ _CONDITION_COLUMNS = (
     "in_demonstrations",
     "final",
 )
-_SCORE_COLUMNS = (
-    "step_em",
-    "state_em",
-    "parsed",
-    "parse_rate",
-    "n_extra",
-    "predicted",
-    "unparsed_step",
-    "n_samples",
-)
+_JUDGEMENT = field_names(BoxesJudgement)
+"""What a stored explicit-task row of a boxes item holds about its first output."""
+_AVERAGED = sample_mean_fields(BoxesJudgement)
+"""What an output sampled several times scores as the mean of its samples."""
+_SCORE_COLUMNS = (*_JUDGEMENT, "n_samples")
 
 
 def scored_items(
@@ -75,10 +75,16 @@ def scored_items(
 ) -> pd.DataFrame:
     """One row per model revision and boxes item: the item's factors and the output's scores.
 
-    An output sampled several times (``sample_outputs``, from ``--num-samples``) scores as the
-    mean over its samples (Step-EM and State-EM then lie between 0 and 1 per item);
-    ``predicted`` and ``unparsed_step``, which the transition analysis reads, are those of the
-    first sample (the row's ``output``).
+    The scores are the paradigm's judgement (:class:`~tracktale.stimuli.boxes.scoring.
+    BoxesJudgement`): under the default rules, of a row that holds every judgement column
+    (what the explicit task stored when it ran), the stored one; the output is scored again
+    with the paradigm's own scorer under other rules, for an output sampled several times,
+    and for a row without the judgement (an older store, another runner's rows, people's
+    answers). An output sampled several times (``sample_outputs``, from ``--num-samples``)
+    scores as the mean over its samples for the fields the judgement marks (Step-EM, State-EM
+    and the parse rates then lie between 0 and 1 per item); the others (``predicted`` and
+    ``unparsed_step``, which the transition analysis reads) are those of the first sample (the
+    row's ``output``).
 
     Args:
         results: Model result rows with at least ``model_id``, ``revision``, ``item_id``,
@@ -108,19 +114,13 @@ def scored_items(
             f"the model results hold item {first['item_id']} twice for {first['model_id']} "
             f"{first['revision'] or '(no revision)'}"
         )
-    samples = rows["sample_outputs"] if "sample_outputs" in rows else [None] * len(rows)
     records = []
-    for model_id, revision, item_id, output, sampled in zip(
-        rows["model_id"], rows["revision"], rows["item_id"], rows["output"], samples, strict=True
+    for (model_id, revision, item_id), scores in zip(
+        zip(rows["model_id"], rows["revision"], rows["item_id"], strict=True),
+        _scores(rows, items, rules),
+        strict=True,
     ):
         item = items[item_id]
-        outputs = _outputs(output, sampled)
-        every = [PARADIGM.score_response(item, text, rules) for text in outputs]
-        scores = {
-            **every[0],
-            **{name: float(np.mean([s[name] for s in every])) for name in _AVERAGED},
-            "n_samples": len(every),
-        }
         records.append(
             {
                 "model_id": model_id,
@@ -134,7 +134,61 @@ def scored_items(
     return pd.DataFrame.from_records(records, columns=columns)
 
 
-_AVERAGED = ("step_em", "state_em", "parsed", "parse_rate")
+def _scores(
+    rows: pd.DataFrame, items: Mapping[str, Item], rules: ScoringRules
+) -> Iterator[dict[str, Any]]:
+    """Each row's scores: its stored judgement where that is the answer, else scored again."""
+    from tracktale.stimuli.boxes import PARADIGM
+
+    samples = rows["sample_outputs"] if "sample_outputs" in rows else [None] * len(rows)
+    stored = _stored_judgements(rows) if rules == DEFAULT_RULES else [None] * len(rows)
+    for item_id, output, sampled, judgement in zip(
+        rows["item_id"], rows["output"], samples, stored, strict=True
+    ):
+        outputs = _outputs(output, sampled)
+        if judgement is not None and len(outputs) == 1:
+            every = [judgement]
+        else:
+            every = [PARADIGM.score_response(items[item_id], text, rules) for text in outputs]
+        yield {
+            **every[0],
+            **{name: float(np.mean([s[name] for s in every])) for name in _AVERAGED},
+            "n_samples": len(every),
+        }
+
+
+def _stored_judgements(rows: pd.DataFrame) -> list[dict[str, Any] | None]:
+    """Each row's stored judgement, as the scorer gives it (``None``: the row lacks some).
+
+    A value that is not of its declared type (text where a truth value belongs, in a table
+    read from CSV) counts as missing, so the output is scored again rather than misread.
+    """
+    if any(name not in rows.columns for name in _JUDGEMENT):
+        return [None] * len(rows)
+    kinds = [base_type(hints(BoxesJudgement)[name]) for name in _JUDGEMENT]
+    values = rows[list(_JUDGEMENT)]
+    complete = values.notna().all(axis=1).tolist()
+    found: list[dict[str, Any] | None] = []
+    for row, whole in zip(values.itertuples(index=False), complete, strict=True):
+        judgement = [_as_declared(kind, value) for kind, value in zip(kinds, row, strict=True)]
+        if whole and all(value is not None for value in judgement):
+            found.append(dict(zip(_JUDGEMENT, judgement, strict=True)))
+        else:
+            found.append(None)
+    return found
+
+
+def _as_declared(kind: type, value: Any) -> Any:
+    """``value`` as the plain Python ``kind`` (``None`` when it is not one)."""
+    if kind is bool:
+        return bool(value) if isinstance(value, bool | np.bool_) else None
+    if kind is str:
+        return value if isinstance(value, str) else None
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+        return None
+    if kind is int:
+        return int(value) if float(value).is_integer() else None
+    return float(value)
 
 
 def _outputs(output: object, sampled: object) -> list[str]:

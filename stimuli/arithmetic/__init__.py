@@ -28,7 +28,7 @@ from tracktale.stimuli.arithmetic.render import (
     render_context,
     render_procedure,
 )
-from tracktale.stimuli.arithmetic.scoring import score_output
+from tracktale.stimuli.arithmetic.scoring import ArithmeticJudgement, score_output
 from tracktale.stimuli.paradigm import Option, Paradigm
 
 HORIZONS = tuple(range(5, 96, 10))
@@ -57,6 +57,7 @@ class ArithmeticParadigm(Paradigm):
     max_new_tokens = 4096
     """Room for a 95-step trace with its values (about 2,000-3,000 tokens); the paper allowed
     32,768 (:data:`PAPER_MAX_NEW_TOKENS`), which the scoring command's option can restore."""
+    judgement = ArithmeticJudgement
     options = (
         Option(
             "datasets",

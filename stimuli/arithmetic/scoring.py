@@ -51,8 +51,9 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from tracktale.schema.results import Judgement
 from tracktale.stimuli.arithmetic.executor import Number, round3
 
 _TAG = re.compile(r"<(/?)answer>", re.IGNORECASE)
@@ -191,6 +192,44 @@ def _check_choice(reference: str, rule: str) -> None:
         raise TracktaleError(f"unknown reference {reference!r} (choose from paper, ieee)")
     if rule not in FIRST_ANSWER_RULES:
         raise TracktaleError(f"unknown first-answer rule {rule!r} (choose from span, numeric)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArithmeticJudgement(Judgement):
+    """One output as :func:`score_output` judges it (``correct`` is FAA; see the module).
+
+    Attributes:
+        correct_any: CAA against the paper's executor's answer.
+        correct_numeric: FAA under the first-numeric-span rule.
+        correct_ieee: FAA against our IEEE reference (``correct_any_ieee``,
+            ``correct_numeric_ieee``: the others against it).
+        parseable: PAR: at least one answer.
+        answer_position: AP (``None`` without an answer).
+        generated_steps: Steps in the output.
+        expected_steps: The item's steps.
+        step_following: SFB.
+        n_spans: Tagged spans.
+        n_answers: Parseable spans.
+        first_answer: The first span's text, stripped.
+        first_numeric_answer: The first parseable span's text, stripped.
+        first_answer_rules_differ: The two first-answer rules pick different spans.
+    """
+
+    correct_any: bool
+    correct_numeric: bool
+    correct_ieee: bool
+    correct_any_ieee: bool
+    correct_numeric_ieee: bool
+    parseable: bool
+    answer_position: float | None
+    generated_steps: int
+    expected_steps: int
+    step_following: Literal["under", "exact", "over"]
+    n_spans: int
+    n_answers: int
+    first_answer: str | None
+    first_numeric_answer: str | None
+    first_answer_rules_differ: bool
 
 
 def score_output(

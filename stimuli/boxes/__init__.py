@@ -26,6 +26,7 @@ from tracktale.stimuli.boxes.language import INSTRUCTIONS, LANGUAGES
 from tracktale.stimuli.boxes.render import PROMPT_FORMATS
 from tracktale.stimuli.boxes.scoring import (
     DEFAULT_RULES,
+    BoxesJudgement,
     ScoringRules,
     parse_answer,
     state_scores,
@@ -68,6 +69,7 @@ class BoxesParadigm(Paradigm):
     a budget for its own answer, for runners that budget per item."""
     stop_sequences = ("\nStep-", "\nQuestion:")
     """Where a base model continuing the pattern has finished the answer."""
+    judgement = BoxesJudgement
     options = (
         Option(
             "boxes", int, "Number of boxes (and keys, one inside each box).", minimum=1, maximum=100

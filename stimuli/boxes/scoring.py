@@ -39,7 +39,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
+
+from tracktale.schema.results import SAMPLE_MEAN, Judgement
 
 TRIPLE = re.compile(
     r"([A-Za-z0-9_]+)\s*\(\s*([A-Za-z0-9_]+)\s*-\s*(\d+)\s*\)\s*(?:==?|:)\s*(true|false)\b",
@@ -173,6 +175,40 @@ def parse_answer(
     return parsed
 
 
+@dataclass(frozen=True, kw_only=True)
+class BoxesJudgement(Judgement):
+    """One boxes answer as :func:`state_scores` judges it (``correct`` is Step-EM).
+
+    Fields marked :data:`~tracktale.schema.results.SAMPLE_MEAN` are averaged over an output's
+    samples by the analysis; the others are the first sample's.
+
+    Attributes:
+        step_em: Step-EM, 0 or 1.
+        state_em: State-EM, the share of queried states matched.
+        parsed: Any queried state was found.
+        parse_rate: The share of queried states found.
+        n_queried: The states asked for.
+        n_parsed: The queried states found (conflicts included).
+        n_matched: The queried states predicted right.
+        n_extra: States given that were not asked for.
+        n_conflicts: Queried states given with both values.
+        predicted: One character per queried state (:meth:`ParsedAnswer.predicted`).
+        unparsed_step: The answer was set aside whole under the authors' rule.
+    """
+
+    step_em: Annotated[int, SAMPLE_MEAN]
+    state_em: Annotated[float, SAMPLE_MEAN]
+    parsed: Annotated[bool, SAMPLE_MEAN]
+    parse_rate: Annotated[float, SAMPLE_MEAN]
+    n_queried: int
+    n_parsed: int
+    n_matched: int
+    n_extra: int
+    n_conflicts: int
+    predicted: str
+    unparsed_step: bool
+
+
 def state_scores(expected: Sequence[bool], parsed: ParsedAnswer) -> dict[str, Any]:
     """State-EM, Step-EM, the parse rate and the counts behind them.
 
@@ -181,11 +217,11 @@ def state_scores(expected: Sequence[bool], parsed: ParsedAnswer) -> dict[str, An
         parsed: What :func:`parse_answer` found.
 
     Returns:
-        ``correct`` (Step-EM as a bool), ``step_em`` (0/1), ``state_em``, ``parsed`` (whether
-        any queried state was found), ``parse_rate`` (share of queried states found),
-        ``n_queried``, ``n_parsed``, ``n_matched``, ``n_extra``, ``n_conflicts``,
-        ``predicted`` (see :meth:`ParsedAnswer.predicted`) and ``unparsed_step`` (the answer
-        was set aside whole under the authors' rule).
+        A :class:`BoxesJudgement`'s fields: ``correct`` (Step-EM as a bool), ``step_em``
+        (0/1), ``state_em``, ``parsed`` (whether any queried state was found), ``parse_rate``
+        (share of queried states found), ``n_queried``, ``n_parsed``, ``n_matched``,
+        ``n_extra``, ``n_conflicts``, ``predicted`` (see :meth:`ParsedAnswer.predicted`) and
+        ``unparsed_step`` (the answer was set aside whole under the authors' rule).
     """
     n_queried = len(expected)
     found = len(parsed.values) + len(parsed.conflicts)

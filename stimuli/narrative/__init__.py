@@ -17,10 +17,12 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from tracktale.errors import TracktaleError
 from tracktale.item import Item
+from tracktale.schema.results import Judgement
 from tracktale.stimuli import lexicons
 from tracktale.stimuli.lexicons import CHARACTER_POOLS, TEMPLATES, Noun
 from tracktale.stimuli.narrative.design import (
@@ -52,6 +54,21 @@ class GenerationError(TracktaleError):
     """The generator produced an item its own checks reject (a bug, never silently skipped)."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class NarrativeJudgement(Judgement):
+    """A response as :meth:`NarrativeParadigm.score_response` judges it.
+
+    Attributes:
+        matched: The text that matched the answer (``None``: nothing did).
+        answers_named: The distinct container nouns the response names.
+        several_answers: It names more than one.
+    """
+
+    matched: str | None
+    answers_named: int
+    several_answers: bool
+
+
 class NarrativeParadigm(Paradigm):
     """Entity tracking in naturalistic narratives."""
 
@@ -59,6 +76,7 @@ class NarrativeParadigm(Paradigm):
     version = "2"
     description = "objects moved between containers in short stories (complexity C1-C5)"
     max_new_tokens = 8  # one location word, with room for a stray article or punctuation
+    judgement = NarrativeJudgement
     options = (
         Option(
             "templates",

@@ -186,9 +186,10 @@ class ImplicitResult(JudgedResult):
 class ExplicitResult(JudgedResult):
     """The explicit task: a generated answer, judged by the paradigm's ``score_response``.
 
-    The paradigm's judgement keys (``matched``, ``step_em``, ...) and what the backend reports
-    about a generation (token usage, ...) come on top: they are the paradigm's and the
-    backend's, not the task's.
+    The paradigm's judgement (its :class:`Judgement` record: ``matched``, ``step_em``, ...)
+    and what the backend reports about a generation (its scorer's ``generation_details``
+    record: token usage, ...) come on top: they are the paradigm's and the backend's, not the
+    task's, and the task checks them against those records (:func:`check_record`).
 
     Attributes:
         output: The (first) output.
@@ -263,6 +264,29 @@ class SequenceResult(TaskResult):
     word_n_tokens: list[int] | None = None
 
 
+@dataclass(frozen=True)
+class SampleMean:
+    """Marks a judgement field that, over several samples of one output, is their mean."""
+
+
+SAMPLE_MEAN = SampleMean()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Judgement:
+    """What a paradigm's ``score_response`` gives for one response; each paradigm extends it.
+
+    A paradigm declares its judgement as a subclass (its ``judgement`` attribute); the explicit
+    task checks every judgement against it, and its fields are columns of the explicit task's
+    rows (the store reads them with their declared types).
+
+    Attributes:
+        correct: The paradigm's judgement of the response.
+    """
+
+    correct: bool
+
+
 SHARED_RECORDS: tuple[type, ...] = (ResultIdentity, ModelProvenance, ModelDetails)
 """The parts of every row that are not the task's, in the order the store lists them."""
 
@@ -305,6 +329,15 @@ def typed_columns(records: Iterable[type], kind: type) -> tuple[str, ...]:
     return tuple(name for name, (cls, _) in fields.items() if base_type(hints(cls)[name]) is kind)
 
 
+def sample_mean_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a judgement record marked :data:`SAMPLE_MEAN`, in declaration order."""
+    return tuple(
+        name
+        for name in field_names(cls)
+        if any(isinstance(m, SampleMean) for m in getattr(hints(cls)[name], "__metadata__", ()))
+    )
+
+
 def check_result(
     cls: type, row: Mapping[str, Any], *, task: str, extra: Iterable[str] = ()
 ) -> None:
@@ -315,25 +348,39 @@ def check_result(
         row: The row's fields, as the task wrote them.
         task: The task's name, for the message.
         extra: Names beyond the model that this row may hold (the paradigm's judgement keys,
-            the backend's generation details); they must not be declared fields.
+            the backend's generation details, checked against their own records by the task
+            with :func:`check_record`); a declared field among them is checked all the same.
 
     Raises:
         TracktaleError: Naming the task and the first undeclared, missing or ill-typed field.
     """
+    allowed = set(extra) - set(field_names(cls))  # a declared field is checked all the same
+    check_record(cls, {k: v for k, v in row.items() if k not in allowed}, writer=f"the {task} task")
+
+
+def check_record(cls: type, data: Mapping[str, Any], *, writer: str) -> None:
+    """Check data against a record: every declared field, nothing undeclared, each typed.
+
+    Args:
+        cls: The record (a result model, a paradigm's judgement, a backend's details).
+        data: The fields as written.
+        writer: What wrote them, for the message (``the explicit task``).
+
+    Raises:
+        TracktaleError: Naming the writer, the record and the first undeclared, missing or
+            ill-typed field.
+    """
     model = record_model(cls)
-    allowed = set(extra)
-    unknown = [name for name in unknown_fields(model, row) if name not in allowed]
+    unknown = unknown_fields(model, data)
     if unknown:
         raise TracktaleError(
-            f"the {task} task wrote {unknown[0]!r}, which {cls.__name__} does not declare"
+            f"{writer} wrote {unknown[0]!r}, which {cls.__name__} does not declare"
         )
-    declared = {name: value for name, value in row.items() if name in model.model_fields}
     try:
-        model.model_validate(declared)
+        model.model_validate(dict(data))
     except pydantic.ValidationError as error:
         problem = first_problem(error)
         value = "missing" if problem.kind == "missing" else f"{type(problem.value).__name__}"
         raise TracktaleError(
-            f"the {task} task wrote {problem.where!r} against {cls.__name__} ({problem.kind}: "
-            f"{value})"
+            f"{writer} wrote {problem.where!r} against {cls.__name__} ({problem.kind}: {value})"
         ) from None
