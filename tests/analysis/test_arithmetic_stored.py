@@ -7,10 +7,10 @@ import functools
 import pandas as pd
 import pytest
 
+from tests.scripted_scorers import Answering
 from tracktale.analysis.arithmetic import ArithmeticOptions, scored_rows
 from tracktale.models import store
 from tracktale.models.tasks import score_items
-from tracktale.scorer import ModelInfo, Scorer
 from tracktale.stimuli.arithmetic import ArithmeticParadigm
 from tracktale.stimuli.registry import get_paradigm
 
@@ -32,21 +32,6 @@ def _answer(number, item):
         f"<answer>FINAL_RESULT</answer> <answer>{item.answer}</answer>",
         "I am not sure.",
     )[number % 3]
-
-
-class Answering(Scorer):
-    def __init__(self, answers):
-        self.info = ModelInfo("toy/model", None, None, "toy", "none", "cpu", "none", {})
-        self.answers = answers
-
-    def conditional_score(self, requests):
-        raise NotImplementedError
-
-    def sequence_score(self, requests):
-        raise NotImplementedError
-
-    def generate(self, requests):
-        return [self.answers[request.prompt] for request in requests]
 
 
 @pytest.fixture(scope="module")

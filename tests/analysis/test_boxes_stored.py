@@ -8,12 +8,12 @@ import functools
 import pandas as pd
 import pytest
 
+from tests.scripted_scorers import Answering
 from tracktale.analysis.boxes import boxes_outputs
 from tracktale.analysis.boxes.scores import final_step_table, probing_table, scored_items
 from tracktale.analysis.boxes.transitions import label_transitions
 from tracktale.models import store
 from tracktale.models.tasks import score_items
-from tracktale.scorer import ModelInfo, Scorer
 from tracktale.stimuli.boxes import PARADIGM, BoxesParadigm
 from tracktale.stimuli.boxes.scoring import DEFAULT_RULES, ScoringRules
 
@@ -39,23 +39,6 @@ def _answer(item):
         first = item.answer.split(", ")[0]
         return f"{item.answer}, {first.replace('=True', '=X').replace('=False', '=True')}"
     return item.answer
-
-
-class Answering(Scorer):
-    """Answers each item's prompt with :func:`_answer`."""
-
-    def __init__(self, answers):
-        self.info = ModelInfo("toy/model", None, None, "toy", "none", "cpu", "none", {})
-        self.answers = answers
-
-    def conditional_score(self, requests):
-        raise NotImplementedError
-
-    def sequence_score(self, requests):
-        raise NotImplementedError
-
-    def generate(self, requests):
-        return [self.answers[request.prompt] for request in requests]
 
 
 @pytest.fixture(scope="module")

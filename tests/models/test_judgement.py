@@ -8,30 +8,22 @@ from dataclasses import dataclass
 
 import pytest
 
+from tests.scripted_scorers import ScriptedScorer
 from tracktale.errors import TracktaleError
 from tracktale.models import registry, store
 from tracktale.models.tasks import score_items
 from tracktale.schema.results import Judgement
-from tracktale.scorer import Generation, GenerationDetails, ModelInfo, Scorer, TokenScores
+from tracktale.scorer import Generation, GenerationDetails
 from tracktale.stimuli.narrative import NarrativeJudgement, NarrativeParadigm
 from tracktale.stimuli.registry import get_paradigm, paradigm_names
 
 
-class DetailedScorer(Scorer):
+class DetailedScorer(ScriptedScorer):
     """Generates ``box`` and reports ``details`` with every generation."""
 
     def __init__(self, details: dict[str, object] | None = None) -> None:
-        self.info = ModelInfo("scripted", None, None, "scripted", "none", "cpu", "none", {})
+        super().__init__()
         self.details = details or {}
-
-    def conditional_score(self, requests):
-        return [[TokenScores(("a",), (-1.0,)), TokenScores(("b",), (-2.0,))] for _ in requests]
-
-    def sequence_score(self, requests):
-        return [TokenScores(("x",), (-1.0,), (0,)) for _ in requests]
-
-    def generate(self, requests):
-        return ["box" for _ in requests]
 
     def generate_detailed(self, requests):
         return [Generation("box", details=dict(self.details)) for _ in requests]

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import pytest
 
+from tests.scripted_scorers import ScriptedScorer
 from tracktale.analysis import data
 from tracktale.app.cli import main
 from tracktale.errors import TracktaleError
@@ -15,7 +16,7 @@ from tracktale.models import registry, runner, store, tasks
 from tracktale.models.cli import TASK_CHOICES, task_choices
 from tracktale.models.tasks import TASK_REGISTRY, Task, TaskRow, get_task, score_items
 from tracktale.schema.results import CARRIED, ImplicitResult, SequenceResult
-from tracktale.scorer import TASKS, ModelInfo, Scorer, TokenScores
+from tracktale.scorer import TASKS
 
 OLD_STANDARD_COLUMNS = (
     *("model_id", "revision", "item_id", "task", "stimulus_sha256", "paradigm", "resolved_sha"),
@@ -26,22 +27,6 @@ OLD_STANDARD_COLUMNS = (
     *("output", "prompt_format", "logprob", "n_tokens", "written_at"),
 )
 """The store's hand-written list before it was derived: stored shards read as they did."""
-
-
-class ScriptedScorer(Scorer):
-    """Answers every request alike, with no model."""
-
-    def __init__(self) -> None:
-        self.info = ModelInfo("scripted", None, None, "scripted", "none", "cpu", "none", {})
-
-    def conditional_score(self, requests):
-        return [[TokenScores(("a",), (-1.0,)), TokenScores(("b",), (-2.0,))] for _ in requests]
-
-    def sequence_score(self, requests):
-        return [TokenScores(("x",), (-1.0,), (0,)) for _ in requests]
-
-    def generate(self, requests):
-        return ["box" for _ in requests]
 
 
 @pytest.fixture
