@@ -8,7 +8,7 @@ each default test rejects at alpha 0.05, with its Wilson 95% interval, under the
 default: each SE at least the participant-clustered one, t(items - 1)) and glmer (lme4's Wald z,
 the report's t with between-within degrees of freedom, and the LRT for recency), and the
 report's item-permutation tests (recency within complexity levels, complexity across items).
-Goal: every default test within 5% +- 1.5. The README gives the measured table.
+Goal: every default test within 5% +- 1.5. benchmarks/RESULTS.md gives the measured table.
 
 Run: .venv/bin/python benchmarks/bench_null_calibration.py [--glm 2000] [--glmer 1000]
 Prints figures and the load average; asserts nothing. ``--out FOLDER`` keeps every p-value.

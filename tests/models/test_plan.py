@@ -140,11 +140,11 @@ def test_local_model_folders_are_relative_to_the_plan(tmp_path, set_dir, model_d
     assert plan.jobs[0].model_id == str((tmp_path / "models" / "tiny").resolve())
 
 
-def test_the_readme_plan_example_is_a_valid_plan(tmp_path, stimulus_dir):
+def test_the_documented_plan_example_is_a_valid_plan(tmp_path, stimulus_dir):
     from tests.conftest import REPO_ROOT
 
-    readme = (REPO_ROOT / "README.md").read_text()
-    section = readme[readme.index("### Running on a cluster") :]
+    readme = (REPO_ROOT / "docs" / "guides" / "models.md").read_text()
+    section = readme[readme.index("## Running on a cluster") :]
     example = section[section.index("```yaml") + len("```yaml") : section.index("```\n")]
     (tmp_path / "sets").mkdir()
     for name in ("model", "boxes"):
