@@ -55,7 +55,6 @@ class ItemsParadigm(Paradigm):
     source = "importer"
     options = ()
     protocols: Mapping[str, Mapping[str, Any]] = {}
-    stop_sequences = ("\n",)  # an answer is one line; a model's next line is not the answer
     judgement = ItemsJudgement
     export_formats = ("pcibex",)
 
@@ -123,8 +122,12 @@ class ItemsParadigm(Paradigm):
 
         Typed: correct when the response gives an accepted answer. Forced choice: correct when
         it gives the right option and no other. An item without a response is never correct.
+        Under ``exact`` matching only the response's first non-blank line counts (a model's
+        generation goes on past its answer; people type one line).
         """
         truth = item.truth["response"]
+        if truth["match"] == "exact":
+            response = next((line for line in response.splitlines() if line.strip()), "")
         rule = {"match": truth["match"], "segmenter": item.truth["segmenter"]}
         if truth["kind"] == "choice":
             named = answers_named(response, truth["options"], **rule)

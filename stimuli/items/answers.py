@@ -4,7 +4,8 @@ One rule serves a participant's typed answer, a clicked option and a model's gen
 both sides are *normalised* (Unicode NFC, case folded, runs of whitespace made one space, and
 punctuation stripped from both ends: ``" Kat. "`` reads as ``kat``), then compared:
 
-- ``exact`` (the default): the normalised response equals a normalised accepted answer;
+- ``exact`` (the default): the normalised response equals a normalised accepted answer (the
+  paradigm compares a response's first non-blank line: a model's generation goes on past it);
 - ``contains``: the accepted answer's words occur in the response's words, consecutively
   (words as the item's segmenter splits them, punctuation stripped from each), so
   ``"It is the cat."`` contains ``cat``; for forced choice the response must name the right

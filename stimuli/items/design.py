@@ -195,8 +195,9 @@ class Scoring(_Section):
 
     match: MatchRule = Field(
         default="exact",
-        description="`exact`: the response, normalised (NFC, case, whitespace, punctuation at "
-        "the ends), equals an accepted answer; `contains`: the answer's words occur in it.",
+        description="`exact`: the response's first non-blank line, normalised (NFC, case, "
+        "whitespace, punctuation at the ends), equals an accepted answer; `contains`: the "
+        "answer's words occur in the response.",
     )
 
 

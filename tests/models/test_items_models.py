@@ -87,7 +87,6 @@ def test_models_score_runs_every_task_on_an_imported_set(example_set, model_dirs
     explicit = rows[rows["task"] == "explicit"]
     assert set(explicit["max_new_tokens"]) == {8}  # the design's budget, carried by each item
     assert {"matched", "options_named"} <= set(explicit.columns)
-    assert not explicit["output"].str.contains("\n").any()  # cut at the paradigm's stop string
     sequence = rows[rows["task"] == "sequence"].set_index("item_id")
     item = example_set.select(role="main")[0]
     assert list(sequence.loc[item.item_id, "words"]) == item.context.split()

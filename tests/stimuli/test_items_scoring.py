@@ -58,6 +58,7 @@ def _item(
         ("Kitten!", "kitten"),
         ("\u00abcat\u00bb", "cat"),  # guillemets are punctuation
         ("the cat", None),  # exact: the whole response
+        ("\n cat\nQuestion: Where is the dog?", "cat"),  # its first non-blank line
         ("", None),
         ("dog", None),
     ],
