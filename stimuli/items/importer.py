@@ -385,12 +385,10 @@ def _condition_text(levels: dict[str, str]) -> str:
 
 
 def _lists(design: Design, parsed: list[Parsed]) -> dict[int, str]:
-    """Row index -> its list, for the test rows (fillers and practice: every list)."""
+    """Row index -> its list (rows without one, as fillers and practice items: every list)."""
     if design.columns.group:
         return {
-            index: record.group
-            for index, record in enumerate(parsed)
-            if record.kind == "test" and record.group is not None
+            index: record.group for index, record in enumerate(parsed) if record.group is not None
         }
     factors = design.factors
     rotating = [

@@ -18,7 +18,8 @@ When the table has no group (list) column, the importer assigns every test row t
   list (``truth.list`` is ``None``).
 
 With a group column, its values are the lists as given (PCIbex's ``Group``): each test row
-needs one, and no list may show an item twice.
+needs one, no list may show an item twice, and a filler or practice row with a value is in that
+list only (with an empty cell, in every list).
 """
 
 from __future__ import annotations

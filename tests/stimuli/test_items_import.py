@@ -332,6 +332,18 @@ def test_a_group_column_gives_the_lists_and_a_list_may_not_show_an_item_twice(tm
     )
 
 
+def test_a_filler_with_a_group_is_in_that_list_only(tmp_path):
+    table = [["item", "type", "group", "n", "text"]]
+    table += [["1", "test", "A", "sg", "one dog"], ["1", "test", "B", "pl", "two dogs"]]
+    table += [["f1", "filler", "A", "", "a filler for A"], ["f2", "filler", "", "", "for all"]]
+    write_rows(tmp_path / "items.csv", table)
+    design = _design({"n": (["sg", "pl"], True, True)}, group=True)
+    (tmp_path / "design.yaml").write_text(design.replace("columns:", "columns:\n  type: type"))
+    lists = study_lists(import_table(tmp_path / "items.csv", tmp_path / "design.yaml"))
+    assert [item.context for item in lists["A"]] == ["one dog", "a filler for A", "for all"]
+    assert [item.context for item in lists["B"]] == ["two dogs", "for all"]
+
+
 def test_a_between_item_factor_must_not_change_within_an_item(tmp_path):
     table = [["item", "n", "verb", "text"]]
     table += [["1", "sg", "tr", "a"], ["1", "pl", "in", "b"]]
