@@ -63,9 +63,9 @@ class Columns(_Section):
     )
     group: ColumnName | None = Field(
         default=None,
-        description="The counterbalancing list of each row (PCIbex's `Group` or `List`); a filler or "
-        "practice row with an empty cell is in every list. null: Latin-square lists are built "
-        "from item x condition.",
+        description="The counterbalancing list of each row (PCIbex's `Group` or `List`); a "
+        "filler or practice row with an empty cell is in every list. null: Latin-square lists "
+        "are built from item x condition.",
     )
     text: ColumnName | list[ColumnName] = Field(
         default="text",
