@@ -6,7 +6,8 @@ no effect of the tested term (the other effects as the study simulates them), at
 participants, and prints the share of studies in which each test of
 :mod:`tracktale.analysis.people_power` rejects at alpha 0.05, with its Wilson 95% interval.
 Each simulated study is tested by every test, so the rows of one design share their data.
-Goal: the default (``participant-t``) within 5% +- 1.5 or below. docs/explanation/statistics.md and benchmarks/RESULTS.md give the table.
+Goal: the default (``participant-t``) within 5% +- 1.5 or below. benchmarks/RESULTS.md gives
+the table.
 
 Run: .venv/bin/python benchmarks/bench_people_null.py [--studies 400] [--terms default|all]
 [--tests participant-t]
