@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.summary import EXCLUSION_THRESHOLD
+from tracktale.experiment.export.summary import EXCLUSION_THRESHOLD
 
 _EXISTING = click.Path(exists=True, path_type=Path)
 

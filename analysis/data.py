@@ -131,7 +131,7 @@ def _read_study_database(url: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Trials and participants straight from the study's database (SQLite or PostgreSQL)."""
     import pandas as pd
 
-    from tracktale.experiment.storage import Storage
+    from tracktale.experiment.storage.store import Storage
 
     if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
         raise TracktaleError(f"{url}: no study database at this path")

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.summary import EXCLUSION_THRESHOLD, RULED_TASKS, below_threshold
+from tracktale.experiment.export.summary import EXCLUSION_THRESHOLD, RULED_TASKS, below_threshold
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -10,7 +10,7 @@ The boxes and arithmetic papers have no human study and so no human test; ours (
   (look-back 3 minus 1).
 
 Each simulated study draws participants as the study's simulated people are drawn
-(:func:`tracktale.experiment.simulate.draw_person`: ability SD 0.5, 6% inattentive), gives
+(:func:`tracktale.experiment.simulation.run.draw_person`: ability SD 0.5, 6% inattentive), gives
 each the list the server would give (lists in turn) and answers every main trial from the
 study's own generating model (:func:`tracktale.experiment.paradigms.boxes.p_state_error`,
 :func:`tracktale.experiment.paradigms.arithmetic.p_correct`, whose constants are the default
@@ -74,7 +74,7 @@ def default_effects(paradigm: str) -> dict[str, float]:
     (log-odds of the right result): ``intercept``, ``horizon`` per step, ``lookback``
     (look-back 3). Both: ``participant_sd``, ``inattentive`` (share of people who guess).
     """
-    from tracktale.experiment import simulate
+    from tracktale.experiment.simulation import run as simulate
 
     people = {"participant_sd": 0.5, "inattentive": simulate.INATTENTIVE_RATE}
     if paradigm == "boxes":
@@ -145,8 +145,8 @@ def list_designs(stimulus_set: StimulusSet, paradigm: str) -> list[ListDesign]:
     """Every list's main trials, in the order participants are given lists (L1, L2, ...)."""
     import numpy as np
 
-    from tracktale.experiment.design import LIST_IDS, DesignConfig
     from tracktale.experiment.paradigms import get_human_study
+    from tracktale.experiment.study.design import LIST_IDS, DesignConfig
 
     study = get_human_study(paradigm)
     designs = []

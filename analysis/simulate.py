@@ -1,9 +1,9 @@
 """A fast statistical simulator of human participants in the actual trial design.
 
 Participants answer the items of a human-protocol stimulus set in the study's own design
-(:mod:`tracktale.experiment.design`): four lists crossing a seeded Latin square of task formats
-within every design cell with the order of the two format blocks, so every item is seen in both
-formats across participants and every participant gets half of each cell in each format.
+(:mod:`tracktale.experiment.study.design`): four lists crossing a seeded Latin square of task
+formats within every design cell with the order of the two format blocks, so every item is seen
+in both formats across participants and every participant gets half of each cell in each format.
 Accuracy follows a logistic model with the GLM's terms plus participant and item random
 intercepts; a share of participants can be simulated as guessers (to exercise the exclusion
 rules).
@@ -91,7 +91,7 @@ class HumanDesign:
 def human_design(stimulus_set: StimulusSet, design_seed: int = 1) -> HumanDesign:
     """The study's own list design of a human-protocol narrative set (four lists).
 
-    The lists are built by :func:`tracktale.experiment.design.build_session`, the code the
+    The lists are built by :func:`tracktale.experiment.study.design.build_session`, the code the
     browser study and the lab mode run: the seeded Latin square of formats within every design
     cell, the blocked formats in both orders, practice before each block and the fillers.
 
@@ -100,7 +100,7 @@ def human_design(stimulus_set: StimulusSet, design_seed: int = 1) -> HumanDesign
     """
     import pandas as pd
 
-    from tracktale.experiment.design import LIST_IDS, DesignConfig, build_session
+    from tracktale.experiment.study.design import LIST_IDS, DesignConfig, build_session
 
     main = [item for item in stimulus_set if item.role == "main"]
     if not main or any("complexity" not in item.condition for item in main):
@@ -208,7 +208,7 @@ def simulate_human_data(
     rng = np.random.default_rng(seed)
     design = human_design(stimulus_set)
     outcomes = simulate_outcomes(design, n_participants, params, rng)
-    from tracktale.experiment.design import DesignConfig, build_session, session_seed_for
+    from tracktale.experiment.study.design import DesignConfig, build_session, session_seed_for
 
     config = DesignConfig(seed=design.design_seed)
     records = []

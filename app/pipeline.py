@@ -126,8 +126,8 @@ def generate_stimuli(seed: int, say: Callable[[str], None]) -> dict[str, Path]:
 def _simulate_participants(
     options: RunOptions, human_dir: Path, say: Callable[[str], None]
 ) -> tuple[str, int]:
-    from tracktale.experiment.config import EXPORT_SALT_ENV, load_study
-    from tracktale.experiment.simulate import simulate_study
+    from tracktale.experiment.simulation.run import simulate_study
+    from tracktale.experiment.study.config import EXPORT_SALT_ENV, load_study
 
     database = options.folder / SIMULATED_DATABASE
     _remove_simulated_database(database)

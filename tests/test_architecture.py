@@ -110,7 +110,7 @@ def test_the_entry_hook_only_hands_over_to_the_application():
         ("contracts", "from tracktale.app.cli import main"),
         ("contracts", "from tracktale import app"),
         ("contracts", 'TARGET = "tracktale.stimuli.registry:paradigm"'),
-        ("stimuli", "from tracktale.experiment.config import load_study"),
+        ("stimuli", "from tracktale.experiment.study.config import load_study"),
         ("ethics", "from tracktale.experiment import config"),
         ("models", "from tracktale.analysis.data import trials"),
         ("experiment", "from tracktale.analysis.exclusions import exclude"),

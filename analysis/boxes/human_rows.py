@@ -95,7 +95,7 @@ def simulate_human_trials(
     """Simulated people on a boxes human set, without a server (tests, power analysis).
 
     Each participant gets the session the study would give (the list the server assigns,
-    :func:`tracktale.experiment.design.assign_list`, nobody dropping out), answers every
+    :func:`tracktale.experiment.study.design.assign_list`, nobody dropping out), answers every
     trial as :meth:`tracktale.experiment.paradigms.boxes.BoxesStudy.behave` does (per-state
     errors that grow with the steps), and is scored as the server scores.
 
@@ -106,10 +106,10 @@ def simulate_human_trials(
     import random
     from collections import Counter
 
-    from tracktale.experiment.config import Timing
-    from tracktale.experiment.design import DesignConfig, assign_list
     from tracktale.experiment.paradigms import get_human_study
-    from tracktale.experiment.simulate import draw_person
+    from tracktale.experiment.simulation.run import draw_person
+    from tracktale.experiment.study.config import Timing
+    from tracktale.experiment.study.design import DesignConfig, assign_list
 
     study = get_human_study("boxes")
     timing = dict(Timing(**study.timing).__dict__)

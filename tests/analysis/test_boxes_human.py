@@ -41,7 +41,7 @@ def test_simulated_people_answer_like_the_server_scores(boxes_set, people):
 def test_simulated_people_get_the_lists_the_study_server_assigns(people):
     from collections import Counter
 
-    from tracktale.experiment.design import LIST_IDS, assign_list
+    from tracktale.experiment.study.design import LIST_IDS, assign_list
 
     counts: Counter[str] = Counter()
     served = []

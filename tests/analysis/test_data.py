@@ -114,8 +114,8 @@ def test_no_data_at_all_is_an_error(human_set):
 def test_human_trials_load_straight_from_the_study_database(tmp_path, monkeypatch):
     import dataclasses
 
-    from tracktale.experiment.config import load_study
-    from tracktale.experiment.simulate import simulate_study
+    from tracktale.experiment.simulation.run import simulate_study
+    from tracktale.experiment.study.config import load_study
 
     url = f"sqlite:///{tmp_path / 'study.db'}"
     monkeypatch.delenv("DATABASE_URL", raising=False)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from tests.experiment.conftest import Participant
 from tests.experiment.lab.scripted import ScriptedDisplay
-from tracktale.experiment.export import export_study
+from tracktale.experiment.export.files import export_study
 from tracktale.experiment.lab.session import LabSession
-from tracktale.experiment.service import StudyService
+from tracktale.experiment.study.service import StudyService
 
 
 def test_lab_and_online_sessions_load_alike_with_their_source(

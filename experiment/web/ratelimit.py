@@ -34,8 +34,8 @@ from limits.storage import MemoryStorage
 from limits.storage import Storage as LimitsStorage
 from limits.strategies import FixedWindowRateLimiter
 
-from tracktale.experiment.config import StudyConfig
-from tracktale.experiment.validation import ApiError
+from tracktale.experiment.study.config import StudyConfig
+from tracktale.experiment.study.validation import ApiError
 from tracktale.settings import data_dir
 
 SCHEME = "tracktale-sqlite"

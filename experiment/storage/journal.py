@@ -22,8 +22,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from tracktale.experiment.groupcommit import GroupCommitter
-from tracktale.experiment.tables import admin_sessions, browsers, events, trial_serves
+from tracktale.experiment.storage.groupcommit import GroupCommitter
+from tracktale.experiment.storage.tables import admin_sessions, browsers, events, trial_serves
 
 ADMIN_SESSION_HOURS = 12
 """An admin sign-in lasts this long (or until signing out)."""

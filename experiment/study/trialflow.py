@@ -22,17 +22,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.config import Timing
-from tracktale.experiment.design import PlannedTrial
-from tracktale.experiment.journal import Served
-from tracktale.experiment.scoring import ScoredResponse
-from tracktale.experiment.storage import Participant, SaveResult
-from tracktale.experiment.validation import ApiError
+from tracktale.experiment.storage.journal import Served
+from tracktale.experiment.storage.store import Participant, SaveResult
+from tracktale.experiment.study.config import Timing
+from tracktale.experiment.study.design import PlannedTrial
+from tracktale.experiment.study.scoring import ScoredResponse
+from tracktale.experiment.study.validation import ApiError
 from tracktale.schema.derive import request_model
 from tracktale.trial import TrialRecord
 
 if TYPE_CHECKING:
-    from tracktale.experiment.service import StudyService
+    from tracktale.experiment.study.service import StudyService
 
 MAX_UNANSWERED = 5
 """Served trials that may wait for their answers before the next one is served."""

@@ -13,7 +13,7 @@ import hashlib
 import hmac
 import secrets
 
-from tracktale.experiment.storage import Storage
+from tracktale.experiment.storage.store import Storage
 
 SALT_KEY = "export_salt"
 

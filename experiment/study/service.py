@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.config import StudyConfig
-from tracktale.experiment.design import SessionPlan
-from tracktale.experiment.instructions import GENDERS
 from tracktale.experiment.paradigms import HumanStudy, get_human_study
-from tracktale.experiment.pseudonyms import session_seed, study_salt
-from tracktale.experiment.storage import Participant, Storage, hash_token
-from tracktale.experiment.trialflow import Answered, TrialDesk
-from tracktale.experiment.validation import ApiError
+from tracktale.experiment.storage.pseudonyms import session_seed, study_salt
+from tracktale.experiment.storage.store import Participant, Storage, hash_token
+from tracktale.experiment.study.config import StudyConfig
+from tracktale.experiment.study.design import SessionPlan
+from tracktale.experiment.study.instructions import GENDERS
+from tracktale.experiment.study.trialflow import Answered, TrialDesk
+from tracktale.experiment.study.validation import ApiError
 from tracktale.stimulus_set import StimulusSet, is_stimulus_set, read_stimulus_set
 
 SURVEY_QUESTIONS = ("age", "gender", "native_language", "attentive", "no_ai_assistance")

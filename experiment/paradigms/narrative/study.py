@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment import scoring
-from tracktale.experiment.design import DesignConfig, PlannedTrial, SessionPlan
-from tracktale.experiment.design import build_session as latin_square_session
-from tracktale.experiment.instructions import instructions
 from tracktale.experiment.paradigms import HumanStudy
+from tracktale.experiment.study import scoring
+from tracktale.experiment.study.design import DesignConfig, PlannedTrial, SessionPlan
+from tracktale.experiment.study.design import build_session as latin_square_session
+from tracktale.experiment.study.instructions import instructions
 from tracktale.item import Item
 from tracktale.stimulus_set import StimulusSet
 
@@ -46,7 +46,7 @@ class NarrativeStudy(HumanStudy):
     def build_session(
         self, stimulus_set: StimulusSet, list_id: str, session_seed: int, design: DesignConfig
     ) -> SessionPlan:
-        """The Latin square of :func:`tracktale.experiment.design.build_session`."""
+        """The Latin square of :func:`tracktale.experiment.study.design.build_session`."""
         return latin_square_session(stimulus_set, list_id, session_seed, design)
 
     def served_content(self, item: Item, planned: PlannedTrial) -> dict[str, Any]:
@@ -66,7 +66,7 @@ class NarrativeStudy(HumanStudy):
         return scoring.practice_feedback(item, planned, correct, timed_out)
 
     def instructions(self, reading_ms: int, response_ms: int, source: str) -> dict[str, Any]:
-        """The texts of :func:`tracktale.experiment.instructions.instructions`."""
+        """The texts of :func:`tracktale.experiment.study.instructions.instructions`."""
         return instructions(reading_ms, response_ms, source=source)
 
     def behave(
@@ -77,8 +77,8 @@ class NarrativeStudy(HumanStudy):
         shown: Mapping[str, Any],
         timing: Mapping[str, int],
     ) -> dict[str, Any]:
-        """The simulated readers of :func:`tracktale.experiment.simulate.behave`."""
-        from tracktale.experiment.simulate import behave
+        """The simulated readers of :func:`tracktale.experiment.simulation.run.behave`."""
+        from tracktale.experiment.simulation.run import behave
 
         return behave(rng, person, item, dict(shown), dict(timing))
 

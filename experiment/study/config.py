@@ -24,9 +24,15 @@ from pydantic import Field
 
 from tracktale.errors import TracktaleError
 from tracktale.ethics import EthicsDetails
-from tracktale.experiment.design import DesignConfig
 from tracktale.experiment.paradigms import DEFAULT_PARADIGM, get_human_study, human_study_names
-from tracktale.experiment.study_schema import Comment, commented_yaml, matches, rule, validated
+from tracktale.experiment.study.config_schema import (
+    Comment,
+    commented_yaml,
+    matches,
+    rule,
+    validated,
+)
+from tracktale.experiment.study.design import DesignConfig
 from tracktale.schema.derive import base_type, hints
 from tracktale.settings import data_dir
 

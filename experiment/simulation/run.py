@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.client import StudyClient
 from tracktale.experiment.paradigms import get_human_study
+from tracktale.experiment.simulation.client import StudyClient
 from tracktale.item import Item
 from tracktale.stimulus_set import StimulusSet
 
@@ -400,10 +400,11 @@ def simulate_study(
 
     The pipeline's human-data step: with the default study this generates the human
     stimulus set if needed, stores the sessions in the study's database (export them with
-    :func:`tracktale.experiment.export.export_study`) and returns the report.
+    :func:`tracktale.experiment.export.files.export_study`) and returns the report.
 
     Args:
-        config: The :class:`~tracktale.experiment.config.StudyConfig` (default: the default study).
+        config: The :class:`~tracktale.experiment.study.config.StudyConfig` (default: the
+            default study).
         n: Number of participants.
         seed: Seed of the simulated people.
         concurrency: Participants at a time.
@@ -411,10 +412,10 @@ def simulate_study(
         stimulus_set: The stimuli (default: the study's set).
         announce: Called with the server's URL once it runs (e.g. ``print``).
     """
-    from tracktale.experiment.app import create_app
-    from tracktale.experiment.config import Secrets, load_study
-    from tracktale.experiment.server import serve_in_thread
-    from tracktale.experiment.service import load_stimuli
+    from tracktale.experiment.study.config import Secrets, load_study
+    from tracktale.experiment.study.service import load_stimuli
+    from tracktale.experiment.web.app import create_app
+    from tracktale.experiment.web.server import serve_in_thread
 
     config = config or load_study(None)
     stimuli = stimulus_set or load_stimuli(config)

@@ -21,7 +21,7 @@ from tracktale.errors import TracktaleError
 from tracktale.settings import data_dir
 
 FRONTEND_ENV = "TRACKTALE_FRONTEND"
-PACKAGED = Path(__file__).parent / "frontend"
+PACKAGED = Path(__file__).parent.parent / "frontend"
 """The packaged ``package.json`` and ``package-lock.json`` (and, in a checkout, node_modules)."""
 
 VENDOR_FILES = {

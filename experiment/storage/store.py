@@ -25,11 +25,10 @@ import sqlalchemy as sa
 import tenacity
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.database import create_storage_engine
-from tracktale.experiment.design import SessionPlan, assign_list
-from tracktale.experiment.groupcommit import GroupCommitter
-from tracktale.experiment.journal import Journal
-from tracktale.experiment.tables import (
+from tracktale.experiment.storage.database import create_storage_engine
+from tracktale.experiment.storage.groupcommit import GroupCommitter
+from tracktale.experiment.storage.journal import Journal
+from tracktale.experiment.storage.tables import (
     add_missing_columns,
     meta,
     metadata,
@@ -38,6 +37,7 @@ from tracktale.experiment.tables import (
     trial_serves,
     trials,
 )
+from tracktale.experiment.study.design import SessionPlan, assign_list
 from tracktale.schema.records import ParticipantStatus, Source
 from tracktale.trial import PARTICIPANT_STATUSES, ParticipantRecord, TrialRecord
 

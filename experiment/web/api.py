@@ -15,11 +15,9 @@ from typing import Any
 from flask import Blueprint, g, jsonify, request
 from flask_limiter import Limiter
 
-from tracktale.experiment import auth
-from tracktale.experiment.ratelimit import address_key, limit_key, limit_writes, limits_prefix
-from tracktale.experiment.service import StudyService
-from tracktale.experiment.storage import Participant
-from tracktale.experiment.validation import (
+from tracktale.experiment.storage.store import Participant
+from tracktale.experiment.study.service import StudyService
+from tracktale.experiment.study.validation import (
     CONSENT_FIELDS,
     SERVE_FIELDS,
     SESSION_FIELDS,
@@ -30,6 +28,8 @@ from tracktale.experiment.validation import (
     parse_json,
     validate,
 )
+from tracktale.experiment.web import auth
+from tracktale.experiment.web.ratelimit import address_key, limit_key, limit_writes, limits_prefix
 
 TOKEN_HEADER = "X-Session-Token"
 WRITE_VIEWS = ("consent", "serve", "save_trial", "save_survey", "complete")

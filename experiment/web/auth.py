@@ -1,11 +1,12 @@
 """Who may use the admin pages and start simulated participants: the admin secret.
 
 A browser signs in once through the form; the signed, HTTP-only, same-site cookie then holds
-the id of a server-side admin session (:class:`~tracktale.experiment.journal.Journal`), which
-signing out revokes, so a copy of the cookie is worthless afterwards. Scripts send
-``Authorization: Bearer <secret>``. Wrong secrets, by either way, are counted per address in
-the shared rate-limit storage: after :data:`~.ratelimit.ADMIN_FAILURES_PER_MINUTE` in a
-minute every further try from that address is refused with 429 until the minute is over.
+the id of a server-side admin session
+(:class:`~tracktale.experiment.storage.journal.Journal`), which signing out revokes, so a copy
+of the cookie is worthless afterwards. Scripts send ``Authorization: Bearer <secret>``. Wrong
+secrets, by either way, are counted per address in the shared rate-limit storage: after
+:data:`~.ratelimit.ADMIN_FAILURES_PER_MINUTE` in a minute every further try from that address
+is refused with 429 until the minute is over.
 The count fails closed: while the shared counts cannot be read every admin secret is refused,
 and wrong secrets they cannot take are counted in the process instead.
 """
@@ -17,12 +18,12 @@ from typing import Any
 
 from flask import current_app, request, session
 
-from tracktale.experiment.ratelimit import (
+from tracktale.experiment.study.validation import ApiError
+from tracktale.experiment.web.ratelimit import (
     admin_failures_exceeded,
     note_admin_failure,
     retry_after_seconds,
 )
-from tracktale.experiment.validation import ApiError
 
 SESSION_KEY = "admin_session"
 

@@ -27,12 +27,13 @@ from flask import (
     url_for,
 )
 
-from tracktale.experiment import auth, export
-from tracktale.experiment.api import admin_request
-from tracktale.experiment.design import LIST_IDS
-from tracktale.experiment.service import StudyService
-from tracktale.experiment.summary import task_accuracy
-from tracktale.experiment.validation import ApiError
+from tracktale.experiment.export import files as export
+from tracktale.experiment.export.summary import task_accuracy
+from tracktale.experiment.study.design import LIST_IDS
+from tracktale.experiment.study.service import StudyService
+from tracktale.experiment.study.validation import ApiError
+from tracktale.experiment.web import auth
+from tracktale.experiment.web.api import admin_request
 from tracktale.trial import PARTICIPANT_STATUSES
 
 MEDIA_TYPES = {"csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet"}

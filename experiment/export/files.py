@@ -34,9 +34,9 @@ from typing import Any
 
 from tracktale.atomic import atomic_write_bytes, make_folder
 from tracktale.errors import TracktaleError
-from tracktale.experiment.pseudonyms import SALT_KEY, pid_hash, study_salt
-from tracktale.experiment.storage import Storage
-from tracktale.experiment.summary import task_accuracy
+from tracktale.experiment.export.summary import task_accuracy
+from tracktale.experiment.storage.pseudonyms import SALT_KEY, pid_hash, study_salt
+from tracktale.experiment.storage.store import Storage
 from tracktale.schema import columns
 from tracktale.trial import ParticipantRecord, TrialRecord
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.design import PlannedTrial
+from tracktale.experiment.study.design import PlannedTrial
 from tracktale.item import Item
 from tracktale.stimuli.registry import get_paradigm
 

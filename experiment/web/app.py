@@ -3,13 +3,15 @@
 ``create_app(config)`` builds one study's server: the participant page at ``/``, the JSON API
 under ``/api``, the admin pages under ``/admin``, our own scripts under ``/static`` and
 jsPsych's bundles under ``/vendor`` (served from ``node_modules``). Nothing is created at
-import time; for gunicorn use the factory call ``tracktale.experiment.app:create_app_from_env()``.
+import time; for gunicorn use the factory call
+``tracktale.experiment.web.app:create_app_from_env()``.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from flask import Flask, abort, g, render_template, request, send_from_directory
@@ -17,18 +19,20 @@ from flask.sessions import SecureCookieSessionInterface
 from werkzeug.exceptions import HTTPException
 
 from tracktale.ethics import load_document
-from tracktale.experiment.admin import create_admin
-from tracktale.experiment.api import create_api, error_response
-from tracktale.experiment.config import STUDY_ENV, Secrets, StudyConfig, load_study
-from tracktale.experiment.frontend import VENDOR_FILES, find_node_modules
-from tracktale.experiment.instructions import GENDERS
 from tracktale.experiment.paradigms import get_human_study
-from tracktale.experiment.ratelimit import create_limiter, retry_after_breached
-from tracktale.experiment.service import StudyService, load_stimuli
-from tracktale.experiment.storage import Storage
-from tracktale.experiment.validation import ApiError
+from tracktale.experiment.storage.store import Storage
+from tracktale.experiment.study.config import STUDY_ENV, Secrets, StudyConfig, load_study
+from tracktale.experiment.study.instructions import GENDERS
+from tracktale.experiment.study.service import StudyService, load_stimuli
+from tracktale.experiment.study.validation import ApiError
+from tracktale.experiment.web.admin import create_admin
+from tracktale.experiment.web.api import create_api, error_response
+from tracktale.experiment.web.frontend import VENDOR_FILES, find_node_modules
+from tracktale.experiment.web.ratelimit import create_limiter, retry_after_breached
 from tracktale.stimulus_set import StimulusSet
 
+ASSETS = Path(__file__).parent.parent
+"""The tracktale.experiment folder: the page's templates/, static/ and frontend/."""
 MAX_BODY_BYTES = 64 * 1024
 # jsPsych's stylesheet embeds its font as data: URLs, hence font-src data:.
 CONTENT_SECURITY_POLICY = (
@@ -70,7 +74,10 @@ def create_app(
     storage = storage or Storage(config.database_url())
     service = StudyService(config, storage, stimulus_set, salt=secrets.export_salt)
 
-    app = Flask(__name__, static_folder="static", template_folder="templates")
+    # The page's templates and scripts are package data of tracktale.experiment, beside web/.
+    app = Flask(
+        __name__, root_path=str(ASSETS), static_folder="static", template_folder="templates"
+    )
     app.config.update(
         SECRET_KEY=secrets.secret_key,
         MAX_CONTENT_LENGTH=MAX_BODY_BYTES,
@@ -211,6 +218,6 @@ def page_config(config: StudyConfig) -> dict[str, Any]:
 def create_app_from_env() -> Flask:
     """The app for the study file named by ``$TRACKTALE_STUDY`` (the default study without it).
 
-    For WSGI servers: ``gunicorn 'tracktale.experiment.app:create_app_from_env()'``.
+    For WSGI servers: ``gunicorn 'tracktale.experiment.web.app:create_app_from_env()'``.
     """
     return create_app(load_study(os.environ.get(STUDY_ENV) or None))

@@ -35,7 +35,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.study_schema import Comment
+from tracktale.experiment.study.config_schema import Comment
 from tracktale.item import Item
 from tracktale.stimulus_set import StimulusSet
 
