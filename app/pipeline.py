@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from rich.console import Console
 
-    from tracktale.analysis.report import Report
+    from tracktale.analysis.report.build import Report
     from tracktale.stimulus_set import StimulusSet
 
 SIMULATED_DATABASE = "simulated-study.sqlite"
@@ -264,7 +264,7 @@ def _score_models(options: RunOptions, model_dir: Path, say: Callable[[str], Non
 
 
 def _write_report(options: RunOptions, summary: RunSummary, say: Callable[[str], None]) -> Report:
-    from tracktale.analysis.report import build_report
+    from tracktale.analysis.report.build import build_report
 
     stimuli = [summary.stimulus_dirs["human"]]
     if summary.results_dir is not None:

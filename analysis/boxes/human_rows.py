@@ -8,7 +8,7 @@ as a model output without any state does under our rules.
 
 Intervals resample participants (a participant's trials are not independent): the pooled
 mean of a cell with a BCa bootstrap over participants, the interval the narrative analysis
-gives human accuracy (:func:`tracktale.analysis.stats.clustered_accuracy_interval`); the
+gives human accuracy (:func:`tracktale.analysis.stats.proportions.clustered_accuracy_interval`); the
 models' rows keep their bootstrap over instances.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from tracktale.analysis.boxes.scores import METRICS, order_rows, row_factors, scored_items
-from tracktale.analysis.stats import clustered_accuracy_interval
+from tracktale.analysis.stats.proportions import clustered_accuracy_interval
 from tracktale.stimulus_set import StimulusSet
 
 HUMAN_MODEL_ID = "people"

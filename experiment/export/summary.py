@@ -23,7 +23,7 @@ def below_threshold(accuracy: Any, threshold: float = EXCLUSION_THRESHOLD) -> An
     """The paper's rule: accuracy strictly below ``threshold`` excludes from the task.
 
     The one statement of the rule, for the study's admin pages and exports here and for the
-    analysis (:func:`tracktale.analysis.exclusions.apply_exclusions`): a float gives a bool, a
+    analysis (:func:`tracktale.analysis.data.exclusions.apply_exclusions`): a float gives a bool, a
     pandas Series of accuracies a boolean Series.
     """
     return accuracy < threshold

@@ -12,7 +12,7 @@ from tracktale.analysis.boxes.human_rows import (
     human_scored_items,
     simulate_human_trials,
 )
-from tracktale.analysis.stats import CLUSTER_BOOTSTRAP
+from tracktale.analysis.stats.proportions import CLUSTER_BOOTSTRAP
 from tracktale.stimuli.registry import get_paradigm
 
 

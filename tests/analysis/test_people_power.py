@@ -8,7 +8,7 @@ import pytest
 
 from tests.app.test_cli import run
 from tests.conftest import _generated
-from tracktale.analysis.people_power import (
+from tracktale.analysis.power.people import (
     PeoplePowerSettings,
     default_effects,
     list_designs,

@@ -3,7 +3,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from tracktale.analysis.simulate import (
+from tracktale.analysis.power.simulate import (
     SimulationParams,
     human_design,
     simulate_model_results,
@@ -62,7 +62,7 @@ PAPER_CELLS = {  # section 4.1: accuracy at C1 and C4 per task
 def test_simulated_people_match_the_papers_cell_means_and_coefficients(human_set):
     import pandas as pd
 
-    from tracktale.analysis.glm import fit_human_glm
+    from tracktale.analysis.stats.glm import fit_human_glm
 
     design = human_design(human_set)
     # Several studies, so that no one draw of the 46 item effects decides the outcome.

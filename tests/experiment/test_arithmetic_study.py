@@ -180,7 +180,7 @@ def test_the_report_puts_simulated_people_beside_a_model_on_the_same_items(
 ):
     import pandas as pd
 
-    from tracktale.analysis.report import build_report
+    from tracktale.analysis.report.build import build_report
 
     with serve_in_thread(arithmetic_app) as server:
         report = simulate_participants(

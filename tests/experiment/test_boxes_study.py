@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from tests.experiment.conftest import ADMIN_SECRET, Participant
-from tracktale.analysis.report import build_report
+from tracktale.analysis.report.build import build_report
 from tracktale.errors import TracktaleError
 from tracktale.experiment.export.files import export_study
 from tracktale.experiment.paradigms import get_human_study

@@ -1,6 +1,6 @@
 """Power by simulation for the boxes and arithmetic human studies, with participant inference.
 
-The narrative study's power analysis (:mod:`tracktale.analysis.power`) fits the paper's GLM.
+The narrative study's power analysis (:mod:`tracktale.analysis.power.design`) fits the paper's GLM.
 The boxes and arithmetic papers have no human study and so no human test; ours (README,
 "Where the papers are silent or we differ") asks of people what the report shows for them:
 
@@ -333,7 +333,7 @@ def simulate_people_power(
     """Power of the chosen test for every sample size.
 
     Returns:
-        The columns of :func:`tracktale.analysis.power.simulate_power` (``mean_estimate`` in
+        The columns of :func:`tracktale.analysis.power.design.simulate_power` (``mean_estimate`` in
         the test's units; ``mean_analysed`` is every participant: no exclusions).
 
     Raises:
@@ -342,7 +342,7 @@ def simulate_people_power(
     import numpy as np
     import pandas as pd
 
-    from tracktale.analysis.power import _summary as summary_row
+    from tracktale.analysis.power.design import _summary as summary_row
 
     paradigm = paradigm_of(stimulus_set)
     term, outcome, effects = resolve(paradigm, settings)
@@ -375,8 +375,8 @@ def people_power_report(
     Returns:
         The lines the CLI prints after the run (one per size, then what was written).
     """
-    from tracktale.analysis.power import power_figure
-    from tracktale.analysis.tables import format_cell, save_table
+    from tracktale.analysis.power.design import power_figure
+    from tracktale.analysis.report.tables import format_cell, save_table
 
     term, outcome, _ = resolve(paradigm_of(stimulus_set), settings)
     echo(f"test: {settings.test} on {outcome}, term {term}")

@@ -118,7 +118,7 @@ def run_rscript(script: str, arguments: list[str], timeout: float, what: str) ->
         TracktaleError: When R or lme4 is missing, R times out, or R fails (with R's message).
     """
     rscript = _require_lme4()
-    source = resources.files("tracktale.analysis").joinpath(script)
+    source = resources.files("tracktale.analysis.stats").joinpath(script)
     with resources.as_file(source) as script_path:
         try:
             completed = subprocess.run(

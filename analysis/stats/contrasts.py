@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tracktale.analysis.glm import task_values
-from tracktale.analysis.stats import Z95
+from tracktale.analysis.stats.glm import task_values
+from tracktale.analysis.stats.proportions import Z95
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -151,7 +151,7 @@ def marginal_tables(
 
 
 def glm_marginal_tables(fit: Any, levels: Sequence[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """:func:`marginal_tables` of a :class:`~tracktale.analysis.glm.GLMFit`."""
+    """:func:`marginal_tables` of a :class:`~tracktale.analysis.stats.glm.GLMFit`."""
     params = fit.table.set_index("term")["b"]
     mean = fit.complexity_mean
     return marginal_tables(
@@ -167,7 +167,7 @@ def glm_marginal_tables(fit: Any, levels: Sequence[float]) -> tuple[pd.DataFrame
 
 
 def mixed_marginal_tables(fit: Any, levels: Sequence[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """:func:`marginal_tables` of a :class:`~tracktale.analysis.mixed.MixedFit`."""
+    """:func:`marginal_tables` of a :class:`~tracktale.analysis.stats.mixed.MixedFit`."""
     params = fit.fixed.set_index("term")["b"]
     mean, sd = fit.scaling["complexity_mean"], fit.scaling["complexity_sd"]
     return marginal_tables(

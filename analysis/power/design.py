@@ -1,7 +1,7 @@
 """Power analysis by simulation in the actual trial design, by the model that is fitted.
 
 For each sample size, participants are simulated from the logistic model of
-:class:`~tracktale.analysis.simulate.SimulationParams` in the study's own list design of a
+:class:`~tracktale.analysis.power.simulate.SimulationParams` in the study's own list design of a
 human-protocol stimulus set, the paper's exclusions are applied (accuracy below the threshold on
 a task), the chosen method is fitted (``glm``: the paper's participant-clustered GLM;
 ``glm-2way``: the GLM with SEs clustered by participant and item; ``glmer``: the mixed model,
@@ -20,12 +20,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tracktale.analysis.exclusions import ExclusionRules, apply_exclusions
-from tracktale.analysis.glm import fit_human_glm
-from tracktale.analysis.glmer_batch import BatchEstimate
-from tracktale.analysis.inference import TWO_WAY_REFERENCE, resolve_method
-from tracktale.analysis.simulate import SimulationParams, human_design, simulate_outcomes
-from tracktale.analysis.stats import wilson_interval
+from tracktale.analysis.data.exclusions import ExclusionRules, apply_exclusions
+from tracktale.analysis.power.simulate import SimulationParams, human_design, simulate_outcomes
+from tracktale.analysis.stats.glm import fit_human_glm
+from tracktale.analysis.stats.glmer_batch import BatchEstimate
+from tracktale.analysis.stats.inference import TWO_WAY_REFERENCE, resolve_method
+from tracktale.analysis.stats.proportions import wilson_interval
 from tracktale.errors import TracktaleError
 from tracktale.stimulus_set import StimulusSet
 
@@ -183,7 +183,10 @@ def _permutation_p(trials: pd.DataFrame, settings: PowerSettings, method: str, p
     The report puts the complexity permutation p on model 1's complexity row only, so it
     counts for ``complexity_c`` only when model 1 is fitted (no recency covariate).
     """
-    from tracktale.analysis.permutation import complexity_test_of_trials, recency_test_of_trials
+    from tracktale.analysis.stats.permutation import (
+        complexity_test_of_trials,
+        recency_test_of_trials,
+    )
 
     if method == "glm" or not settings.permutations:
         return p
@@ -207,9 +210,9 @@ def _glmer_outcomes(
     import pandas as pd
     from scipy import stats
 
-    from tracktale.analysis.glmer_batch import estimate_batch, fit_batch
-    from tracktale.analysis.inference import GLMER_TERMS, glmer_formulas, test_of_term
-    from tracktale.analysis.mixed import between_within_df, mixed_frame
+    from tracktale.analysis.stats.glmer_batch import estimate_batch, fit_batch
+    from tracktale.analysis.stats.inference import GLMER_TERMS, glmer_formulas, test_of_term
+    from tracktale.analysis.stats.mixed import between_within_df, mixed_frame
 
     model = "model 2" if settings.recency else "model 1"
     formula = {"model": glmer_formulas()[model]}
@@ -269,7 +272,7 @@ def _glmer_outcomes(
 
 def power_figure(table: pd.DataFrame, folder, term: str, target: float = 0.8):
     """Power against sample size with its interval band and the target line."""
-    from tracktale.analysis.style import new_figure, percent_axes, save_figure, styled
+    from tracktale.analysis.report.style import new_figure, percent_axes, save_figure, styled
 
     with styled():
         figure = new_figure(1, width=4.2)

@@ -19,7 +19,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from tracktale.analysis.data import HumanData
+from tracktale.analysis.data.tidy import HumanData
 from tracktale.errors import TracktaleError
 from tracktale.stimulus_set import StimulusSet
 from tracktale.trial import ParticipantRecord
@@ -301,7 +301,7 @@ def simulate_model_results(
 ) -> pd.DataFrame:
     """Results-store rows for made-up models, for tests and demonstrations.
 
-    A model's ability grows with its nominal size (from :mod:`tracktale.analysis.catalog`),
+    A model's ability grows with its nominal size (from :mod:`tracktale.analysis.data.catalog`),
     base models are near chance on the explicit task, and checkpoint revisions (``stepN``) are
     weaker the earlier they are. Sequence log-probabilities fall with story length and are lower
     for the pseudoword and improbable templates.
@@ -318,7 +318,7 @@ def simulate_model_results(
     import numpy as np
     import pandas as pd
 
-    from tracktale.analysis.catalog import describe_model, training_step
+    from tracktale.analysis.data.catalog import describe_model, training_step
 
     rng = np.random.default_rng(seed)
     revisions = models if isinstance(models, dict) else {m: [""] for m in models}

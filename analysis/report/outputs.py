@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec
 
-from tracktale.analysis.style import SavedFigure
-from tracktale.analysis.tables import SavedTable
+from tracktale.analysis.report.style import SavedFigure
+from tracktale.analysis.report.tables import SavedTable
 
 if TYPE_CHECKING:
     import pandas as pd

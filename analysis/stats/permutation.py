@@ -224,7 +224,7 @@ def _null_fit(frame: pd.DataFrame, terms: list[str], model: str) -> np.ndarray:
     """The null model's fitted probabilities (one fixed-effect fit is all a score needs)."""
     import numpy as np
 
-    from tracktale.analysis.glm import fit_clustered_logit
+    from tracktale.analysis.stats.glm import fit_clustered_logit
 
     try:
         return np.asarray(fit_clustered_logit(frame, terms).predict(), dtype=float)
@@ -247,7 +247,7 @@ def recency_test_of_trials(
     Raises:
         TracktaleError: When model 1 cannot be fitted or recency is not an item property.
     """
-    from tracktale.analysis.glm import design_frame, glm_terms
+    from tracktale.analysis.stats.glm import design_frame, glm_terms
 
     frame, _ = design_frame(analysed, recency=recency, task_coding=task_coding, extra=("item_id",))
     terms = glm_terms(False, frame["task"].nunique() == 2)
@@ -272,7 +272,7 @@ def complexity_test_of_trials(
         TracktaleError: When the null model cannot be fitted or complexity is not an item
             property.
     """
-    from tracktale.analysis.glm import design_frame
+    from tracktale.analysis.stats.glm import design_frame
 
     frame, _ = design_frame(analysed, task_coding=task_coding, extra=("item_id",))
     terms = ["task_s"] if frame["task"].nunique() == 2 else []

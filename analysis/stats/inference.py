@@ -50,7 +50,7 @@ the null-calibration benchmark measured z tests rejecting more often (see the RE
 
 def default_method() -> str:
     """``glmer`` when R with lme4 is installed, else ``glm-2way``."""
-    from tracktale.analysis.lme4 import lme4_available
+    from tracktale.analysis.stats.lme4 import lme4_available
 
     return "glmer" if lme4_available() else "glm-2way"
 
@@ -93,7 +93,7 @@ def glm_tests(
     Returns:
         Test -> ``(estimate, p)``.
     """
-    from tracktale.analysis.glm import fit_human_glm
+    from tracktale.analysis.stats.glm import fit_human_glm
 
     if method not in ("glm", "glm-2way"):
         raise TracktaleError(f"glm_tests fits GLMs, not {method!r}")
@@ -123,7 +123,7 @@ def glm_tests(
 
 def glmer_formulas(both_tasks: bool = True, slopes: bool = False) -> dict[str, str]:
     """Model 1 and model 2 as lme4 formulas (as the report fits them)."""
-    from tracktale.analysis.mixed import fixed_formula, lme4_formula
+    from tracktale.analysis.stats.mixed import fixed_formula, lme4_formula
 
     return {
         "model 1": lme4_formula(fixed_formula(False, both_tasks), slopes),
@@ -132,7 +132,7 @@ def glmer_formulas(both_tasks: bool = True, slopes: bool = False) -> dict[str, s
 
 
 def glmer_batch_tests(rows: pd.DataFrame) -> pd.DataFrame:
-    """The default tests from :func:`~tracktale.analysis.glmer_batch.fit_batch` rows.
+    """The default tests from :func:`~tracktale.analysis.stats.glmer_batch.fit_batch` rows.
 
     Returns:
         One row per (sim, test): ``estimate``, ``p``, ``singular``, ``warning``, ``error``;

@@ -6,7 +6,7 @@ data of its paradigm from the :class:`ReportContext`, writes figures and tables 
 context's folders and returns them as objects (each table's data, each figure's files, fits)
 with an HTML fragment (or several sections, one per stimulus set); ``None`` means it has
 nothing to show for this data. The page is rendered from those objects
-(:mod:`tracktale.analysis.render`), never from files read back. A paradigm's sections run in
+(:mod:`tracktale.analysis.report.render`), never from files read back. A paradigm's sections run in
 order and may pass results on through ``context.shared``. Each paradigm's analysis package
 (``tracktale.analysis.narrative``, ``.boxes``, ``.arithmetic``, mirroring ``tracktale.stimuli``)
 declares its sections as ``SECTIONS``; a new paradigm plugs in with one entry in
@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracktale.analysis.exclusions import ExclusionRules
-from tracktale.analysis.render import render_html
-from tracktale.analysis.style import SavedFigure
-from tracktale.analysis.tables import SavedTable
+from tracktale.analysis.data.exclusions import ExclusionRules
+from tracktale.analysis.report.render import render_html
+from tracktale.analysis.report.style import SavedFigure
+from tracktale.analysis.report.tables import SavedTable
 from tracktale.atomic import atomic_write_text
 from tracktale.errors import TracktaleError
 from tracktale.stimuli.registry import paradigm_names
@@ -32,7 +32,7 @@ from tracktale.stimuli.registry import paradigm_names
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tracktale.analysis.outputs import Outputs
+    from tracktale.analysis.report.outputs import Outputs
 
 SectionFunction = Callable[["ReportContext"], "SectionResult | list[SectionResult] | None"]
 
@@ -73,7 +73,7 @@ class ReportOptions:
         two_way_floor: Test two-way GLM terms with the larger of the two-way and the
             participant-clustered SE (``False``: the two-way SE alone).
         permutations: Relabellings of the item-permutation tests, the report's complexity
-            and recency tests (:mod:`tracktale.analysis.permutation`); 0 leaves them out.
+            and recency tests (:mod:`tracktale.analysis.stats.permutation`); 0 leaves them out.
         value: The model correctness column (``correct`` or ``correct_calibrated``).
         models: Report only these model ids (``None``: all).
         templates: Report models only on these templates (``None``: all).
@@ -262,14 +262,14 @@ def build_report(
     Args:
         stimuli: Stimulus-set folders (or sets) the trials and results refer to.
         out: The output folder (created; files in it are replaced).
-        human: Anything :func:`~tracktale.analysis.data.load_human_trials` accepts.
-        models: Anything :func:`~tracktale.analysis.data.load_model_results` accepts.
+        human: Anything :func:`~tracktale.analysis.data.tidy.load_human_trials` accepts.
+        models: Anything :func:`~tracktale.analysis.data.tidy.load_model_results` accepts.
         options: Analysis options.
 
     Returns:
         Where the page, figures and tables went.
     """
-    from tracktale.analysis.data import (
+    from tracktale.analysis.data.tidy import (
         build_trial_table,
         describe_left_aside,
         item_table,
@@ -343,7 +343,7 @@ def restrict_models(trials: pd.DataFrame, options: ReportOptions) -> pd.DataFram
     """
     import pandas as pd
 
-    from tracktale.analysis.data import select
+    from tracktale.analysis.data.tidy import select
 
     if not options.models and not options.templates:
         return trials

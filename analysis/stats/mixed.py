@@ -4,11 +4,11 @@ Model 1 is ``correct ~ complexity * task`` and model 2 adds the recency covariat
 both get crossed random intercepts for participants and items. The same models are fitted by
 one of two engines:
 
-- ``lme4``: ``glmer`` (Laplace approximation) in R through :mod:`tracktale.analysis.lme4`, the
+- ``lme4``: ``glmer`` (Laplace approximation) in R through :mod:`tracktale.analysis.stats.lme4`, the
   field's reference; used by ``auto`` whenever R and lme4 are installed. All models are fitted
   in one R process, with a third fit of model 1 with the other random structure (slopes when
   the models have none, none when they have them), for the likelihood-ratio tests of
-  :mod:`tracktale.analysis.mixed_analysis`.
+  :mod:`tracktale.analysis.stats.mixed_analysis`.
 - ``statsmodels``: :class:`~statsmodels.genmod.bayes_mixed_glm.BinomialBayesMixedGLM` fitted by
   variational Bayes. Its random effects are independent (no correlations), it has no
   likelihood (no LRT, AIC or BIC), and on a simulated human study its posterior SDs came out
@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from tracktale.analysis.glm import coefficient_table, design_frame, task_coding_note
+from tracktale.analysis.stats.glm import coefficient_table, design_frame, task_coding_note
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ class MixedFit:
 
 
 def _p_text(p: float) -> str:
-    from tracktale.analysis.glm import format_p
+    from tracktale.analysis.stats.glm import format_p
 
     text = format_p(p)
     return text if text.startswith("<") else f"={text}"
@@ -169,7 +169,7 @@ def resolve_engine(engine: str) -> str:
     Raises:
         TracktaleError: For an unknown engine.
     """
-    from tracktale.analysis.lme4 import lme4_available
+    from tracktale.analysis.stats.lme4 import lme4_available
 
     if engine not in ENGINES:
         raise TracktaleError(f"unknown mixed-model engine {engine!r} (use {', '.join(ENGINES)})")
@@ -367,7 +367,7 @@ def fit_lme4(
     frame: pd.DataFrame, formulas: dict[str, str], task_coding: str, glmer_test: str = "t-bw"
 ) -> dict[str, MixedFit | str]:
     """Fit every formula with glmer in one R process; a failed model is R's message (text)."""
-    from tracktale.analysis.lme4 import fit_glmer_models
+    from tracktale.analysis.stats.lme4 import fit_glmer_models
 
     if glmer_test not in GLMER_TESTS:
         raise TracktaleError(f"unknown glmer test {glmer_test!r} (use t-bw or z)")

@@ -1,4 +1,4 @@
-"""The report page: sections rendered with the Jinja2 templates in ``analysis/templates/``.
+"""The report page: sections rendered with the Jinja2 templates in ``analysis/report/templates/``.
 
 Autoescaping is on, so every title, caption, cell, warning and source is escaped; only a
 section's ``html`` fragment (which its section escaped itself) goes in as it is. Figures are
@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import tracktale
-from tracktale.analysis.tables import SavedTable, format_cell, whole_number_columns
+from tracktale.analysis.report.tables import SavedTable, format_cell, whole_number_columns
 
 if TYPE_CHECKING:
     import jinja2
     import pandas as pd
 
-    from tracktale.analysis.report import ReportOptions, SectionResult
-    from tracktale.analysis.style import SavedFigure
+    from tracktale.analysis.report.build import ReportOptions, SectionResult
+    from tracktale.analysis.report.style import SavedFigure
 
 MAX_ROWS = 60
 """Rows of a table the page shows (the CSV file has them all)."""
@@ -33,7 +33,7 @@ def environment() -> jinja2.Environment:
     import jinja2
 
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("tracktale.analysis", "templates"),
+        loader=jinja2.PackageLoader("tracktale.analysis.report", "templates"),
         autoescape=jinja2.select_autoescape(["html"]),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -96,7 +96,7 @@ def render_html(sections: list[SectionResult], sources: list[str], options: Repo
     """The whole page: one file, figures embedded as PNG data."""
     from importlib.resources import files
 
-    css = files("tracktale.analysis").joinpath("templates", "report.css").read_text("utf-8")
+    css = files("tracktale.analysis.report").joinpath("templates", "report.css").read_text("utf-8")
     return (
         environment()
         .get_template("report.html")

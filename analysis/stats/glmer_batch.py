@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tracktale.analysis.lme4 import _require_lme4, r_error_message
+from tracktale.analysis.stats.lme4 import _require_lme4, r_error_message
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def _run_chunk(
     pd.DataFrame({"model": list(formulas), "formula": list(formulas.values())}).to_csv(
         spec_path, index=False
     )
-    source = resources.files("tracktale.analysis").joinpath("glmer_sims.R")
+    source = resources.files("tracktale.analysis.stats").joinpath("glmer_sims.R")
     started = time.perf_counter()
     with resources.as_file(source) as script:
         process = subprocess.Popen(

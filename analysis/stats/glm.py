@@ -11,7 +11,7 @@ implicit one (-0.43 + 0.31 = -0.12), and the complexity coefficient is then the 
 (explicit 0, implicit 1: complexity is the explicit slope) are available.
 
 Standard errors are clustered by participant (``clustering="participant"``, the paper's
-specification) or by participant and item (``"two-way"``, :mod:`tracktale.analysis.cluster`):
+specification) or by participant and item (``"two-way"``, :mod:`tracktale.analysis.stats.cluster`):
 complexity and focus vary only between items, so only the second counts the items' own
 variation as sampling error.
 
@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tracktale.analysis.stats import Z95
+from tracktale.analysis.stats.proportions import Z95
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:
@@ -280,7 +280,7 @@ def fit_human_glm(
         se, pvalues, cov = result.bse, result.pvalues, result.cov_params()
         notes.append("standard errors clustered by participant (the paper's specification)")
     else:
-        from tracktale.analysis.cluster import clustered_inference
+        from tracktale.analysis.stats.cluster import clustered_inference
 
         inference = clustered_inference(result, frame, CLUSTER_COLUMNS[clustering], reference)
         cov, floor_cov = inference.cov, result.cov_params() if floor else None

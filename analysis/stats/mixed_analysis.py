@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tracktale.analysis.mixed import (
+from tracktale.analysis.stats.mixed import (
     MixedFit,
     fit_lme4,
     fit_statsmodels,
@@ -86,7 +86,7 @@ def fit_mixed_models(
         engine: ``auto``, ``lme4`` or ``statsmodels``.
         slopes: By-participant random complexity slopes in both models.
         task_coding: ``sum`` or ``treatment``.
-        glmer_test: ``t-bw`` or ``z`` (:data:`~tracktale.analysis.mixed.GLMER_TESTS`).
+        glmer_test: ``t-bw`` or ``z`` (:data:`~tracktale.analysis.stats.mixed.GLMER_TESTS`).
 
     Returns:
         The analysis. Models that fail are listed in ``failures`` (with R's message).

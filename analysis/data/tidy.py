@@ -478,7 +478,7 @@ def model_trial_rows(results: pd.DataFrame) -> pd.DataFrame:
     """Model results in the tidy table's column names, with each model's description."""
     import pandas as pd
 
-    from tracktale.analysis.catalog import describe_model, training_step, training_tokens
+    from tracktale.analysis.data.catalog import describe_model, training_step, training_tokens
 
     tidy = results[["model_id", "revision", "task", "item_id"]].rename(
         columns={"model_id": "agent"}

@@ -2,10 +2,10 @@
 
 Participants are simulated in the human protocol's own design (four lists, blocked formats,
 46 trials: 36 main and 10 fillers, after practice; see
-:func:`~tracktale.analysis.simulate.human_design`) with no complexity, task, interaction or
+:func:`~tracktale.analysis.power.simulate.human_design`) with no complexity, task, interaction or
 recency effect, random intercepts for participants (SD 0.5) and for items (SD ``item_sd``,
 drawn anew in every simulated study), and the paper's exclusions. Each data set is analysed by
-every method of :mod:`tracktale.analysis.inference`; the share of p-values below alpha is the
+every method of :mod:`tracktale.analysis.stats.inference`; the share of p-values below alpha is the
 test's real type I error rate, with a Wilson 95% interval for the simulation error.
 ``benchmarks/bench_null_calibration.py`` prints the table.
 """
@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tracktale.analysis.exclusions import ExclusionRules, apply_exclusions
-from tracktale.analysis.inference import DEFAULT_TESTS, GLM_TERMS
-from tracktale.analysis.simulate import SimulationParams, human_design, simulate_outcomes
+from tracktale.analysis.data.exclusions import ExclusionRules, apply_exclusions
+from tracktale.analysis.power.simulate import SimulationParams, human_design, simulate_outcomes
+from tracktale.analysis.stats.inference import DEFAULT_TESTS, GLM_TERMS
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:
@@ -98,8 +98,8 @@ def null_studies(
 
 def glm_pvalues(analysed: pd.DataFrame) -> list[dict[str, Any]]:
     """The p of every default test under every GLM variant, from one fit per model."""
-    from tracktale.analysis.cluster import clustered_inference
-    from tracktale.analysis.glm import (
+    from tracktale.analysis.stats.cluster import clustered_inference
+    from tracktale.analysis.stats.glm import (
         design_frame,
         fit_clustered_logit,
         floored_variance,
@@ -134,7 +134,10 @@ def permutation_pvalues(analysed: pd.DataFrame) -> list[dict[str, Any]]:
 
     Recency: focus permuted within complexity levels; complexity: permuted across all items.
     """
-    from tracktale.analysis.permutation import complexity_test_of_trials, recency_test_of_trials
+    from tracktale.analysis.stats.permutation import (
+        complexity_test_of_trials,
+        recency_test_of_trials,
+    )
 
     rows = []
     for test, run in (
@@ -206,9 +209,9 @@ def glmer_calibration(
     """
     import pandas as pd
 
-    from tracktale.analysis.glmer_batch import fit_batch
-    from tracktale.analysis.inference import glmer_batch_tests, glmer_formulas
-    from tracktale.analysis.mixed import mixed_frame
+    from tracktale.analysis.stats.glmer_batch import fit_batch
+    from tracktale.analysis.stats.inference import glmer_batch_tests, glmer_formulas
+    from tracktale.analysis.stats.mixed import mixed_frame
 
     frames = []
     for sim, analysed in null_studies(stimulus_set, scenario, range(simulations)):
@@ -230,8 +233,8 @@ def _between_within(tests: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     import numpy as np
     from scipy import stats
 
-    from tracktale.analysis.inference import GLMER_TERMS
-    from tracktale.analysis.mixed import between_within_df
+    from tracktale.analysis.stats.inference import GLMER_TERMS
+    from tracktale.analysis.stats.mixed import between_within_df
 
     terms = ["Intercept", "complexity_z", "task_s", "complexity_z:task_s"]
     df = {
@@ -272,7 +275,7 @@ def rejection_table(pvalues: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from tracktale.analysis.stats import wilson_interval
+    from tracktale.analysis.stats.proportions import wilson_interval
 
     records = []
     keys = ["method", "reference", "test"]
