@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tracktale.analysis.report import ReportContext, SectionResult
+    from tracktale.analysis.report.build import ReportContext, SectionResult
 
 SECTIONS = ("tracktale.analysis.items:models_section",)
 """The paradigm's report sections (``module:function``), in page order."""
@@ -21,9 +21,9 @@ SECTIONS = ("tracktale.analysis.items:models_section",)
 
 def models_section(context: ReportContext) -> SectionResult | None:
     """Model accuracy by task and by the declared factors' cells."""
-    from tracktale.analysis.report import SectionResult
-    from tracktale.analysis.stats import wilson_interval
-    from tracktale.analysis.tables import save_table
+    from tracktale.analysis.report.build import SectionResult
+    from tracktale.analysis.stats.proportions import wilson_interval
+    from tracktale.analysis.report.tables import save_table
     from tracktale.models.tasks import judged_tasks
 
     models = context.models

@@ -9,9 +9,9 @@ import pytest
 import sqlalchemy as sa
 
 from tests.conftest import require
-from tracktale.experiment.app import create_app
-from tracktale.experiment.config import Prolific, Secrets, StudyConfig
-from tracktale.experiment.storage import Storage, metadata
+from tracktale.experiment.storage.store import Storage, metadata
+from tracktale.experiment.study.config import Prolific, Secrets, StudyConfig
+from tracktale.experiment.web.app import create_app
 
 ADMIN_SECRET = "test-admin-secret-0123"
 POSTGRES_ENV = "TRACKTALE_TEST_POSTGRES_URL"

@@ -6,7 +6,7 @@ import pytest
 from flask import Flask
 
 from tracktale.app.cli import main
-from tracktale.experiment import frontend
+from tracktale.experiment.web import frontend
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ import sqlalchemy as sa
 
 from tests.experiment.conftest import ADMIN_SECRET
 from tracktale.app.cli import main
-from tracktale.experiment import storage as storage_module
-from tracktale.experiment.export import export_study
+from tracktale.experiment.export.files import export_study
+from tracktale.experiment.storage import store as storage_module
 
 EVERY_CONTAINER = "box bag basket drawer"
 
