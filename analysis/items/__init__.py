@@ -22,8 +22,8 @@ SECTIONS = ("tracktale.analysis.items:models_section",)
 def models_section(context: ReportContext) -> SectionResult | None:
     """Model accuracy by task and by the declared factors' cells."""
     from tracktale.analysis.report.build import SectionResult
-    from tracktale.analysis.stats.proportions import wilson_interval
     from tracktale.analysis.report.tables import save_table
+    from tracktale.analysis.stats.proportions import wilson_interval
     from tracktale.models.tasks import judged_tasks
 
     models = context.models
