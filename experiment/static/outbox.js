@@ -7,7 +7,9 @@
  * and again after a reload. 401 means the session moved to another browser: sending stops
  * (`onStop(reason)` is called). Other 4xx answers mean the body itself is refused: the entry
  * moves to a "rejected" list (kept in localStorage for inspection) so that it cannot block the
- * entries after it, and `onReject(entry, message)` is called. The server takes answers in
+ * entries after it, and `onReject(entry, message, body, status)` is called with the server's
+ * message, its whole JSON answer (its `reason` is what the page words in the participant's
+ * language) and the HTTP status. The server takes answers in
  * order, so the trial answers queued behind a refused one would all be refused in turn: they
  * are withheld (moved to the same list) instead of sent, and the page has the trials answered
  * again (see study.js). `add()` returns a promise of the server's reply to that entry (its
@@ -175,7 +177,9 @@ var TracktaleOutbox = (function () {
           this.persist();
           this.settle(entry, outcome.data || null);
           withheld.forEach((later) => this.settle(later, null));
-          if (outcome.kind === "reject") this.onReject(entry, outcome.message);
+          if (outcome.kind === "reject") {
+            this.onReject(entry, outcome.message, outcome.body || {}, outcome.status);
+          }
         } else if (outcome.kind === "stop") {
           this.stopped = true;
           this.onChange(this.state());
@@ -235,13 +239,8 @@ var TracktaleOutbox = (function () {
         return { kind: "retry", retryAfterMs: seconds * 1000 };
       }
       if (status >= 400 && status < 500 && status !== 408) {
-        let message = "HTTP " + status;
-        try {
-          message = (await response.json()).error || message;
-        } catch (error) {
-          // keep the status line
-        }
-        return { kind: "reject", message: message };
+        const body = (await readJson(response)) || {};
+        return { kind: "reject", message: body.error || "HTTP " + status, body: body, status: status };
       }
       return { kind: "retry" };
     }

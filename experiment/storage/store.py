@@ -17,7 +17,7 @@ import hashlib
 import json
 import secrets
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +37,7 @@ from tracktale.experiment.storage.tables import (
     trial_serves,
     trials,
 )
-from tracktale.experiment.study.design import SessionPlan, assign_list
+from tracktale.experiment.study.design import LIST_IDS, SessionPlan, assign_list
 from tracktale.schema.records import ParticipantStatus, Source
 from tracktale.trial import PARTICIPANT_STATUSES, ParticipantRecord, TrialRecord
 
@@ -192,6 +192,7 @@ class Storage:
         stimulus_sha256: str,
         make_plan: Any,
         user_agent: str | None,
+        list_ids: Sequence[str] = LIST_IDS,
     ) -> tuple[Participant, str]:
         """Register a new participant on the least-filled list.
 
@@ -204,6 +205,7 @@ class Storage:
             stimulus_sha256: The stimulus set the plan draws from.
             make_plan: Called with the chosen list id; returns the :class:`SessionPlan`.
             user_agent: The browser's user-agent string.
+            list_ids: The study's lists, in order (the least-filled one is chosen).
 
         Returns:
             The participant and their session token (shown once, stored hashed).
@@ -221,7 +223,7 @@ class Storage:
                 meta.update().where(meta.c.key == _ASSIGNMENT_LOCK).values(value=meta.c.value)
             )
             counts = self._list_counts(connection, study_id, source == "simulated")
-            plan: SessionPlan = make_plan(assign_list(counts))
+            plan: SessionPlan = make_plan(assign_list(counts, list_ids))
             row: dict[str, Any] = {
                 "participant_id": "P" + secrets.token_hex(8),
                 "study_id": study_id,

@@ -101,9 +101,11 @@ class StudyService:
         self.storage = storage
         self.stimuli = stimulus_set
         self._salt = salt
-        self.human: HumanStudy = get_human_study(config.paradigm)
+        self.texts = config.catalogue()
+        self.human: HumanStudy = get_human_study(config.paradigm).bind(stimulus_set, self.texts)
         self.desk = TrialDesk(self)
         check_stimuli(stimulus_set, config)
+        self.list_ids = self.human.list_ids(stimulus_set)
 
     @property
     def salt(self) -> str:
@@ -169,6 +171,7 @@ class StudyService:
             403,
             "this study was started in another browser; please continue there "
             "(or contact the researcher)",
+            reason="other_browser",
         )
 
     def start_lab_session(
@@ -216,10 +219,13 @@ class StudyService:
                 stimulus_sha256=self.stimuli.sha256,
                 make_plan=lambda list_id: self.plan(list_id, seed),
                 user_agent=user_agent,
+                list_ids=self.list_ids,
             )
         except TracktaleError:
             # Two requests for the same new participant raced; the other one won.
-            raise ApiError(409, "this session is being started in another window") from None
+            raise ApiError(
+                409, "this session is being started in another window", reason="starting_elsewhere"
+            ) from None
         return SessionStart(participant, token, resumed=False)
 
     @property
@@ -235,7 +241,10 @@ class StudyService:
         }
         if participant.status not in messages:
             return
-        extra: dict[str, Any] = {"participant_status": participant.status}
+        extra: dict[str, Any] = {
+            "participant_status": participant.status,
+            "reason": participant.status,
+        }
         if participant.status == "completed" and show_code:
             # Only the browser that completed (its token) is told the code again.
             extra["completion_code"] = self.completion_code
@@ -257,7 +266,7 @@ class StudyService:
                     "this study was opened in another browser or window; please continue there",
                     reason="taken_over",
                 )
-            raise ApiError(401, "unknown or expired session; reload the page")
+            raise ApiError(401, "unknown or expired session; reload the page", reason="expired")
         return participant
 
     def check_session_stimuli(self, participant: Participant) -> None:
@@ -270,6 +279,7 @@ class StudyService:
                 409,
                 "the study's stimuli changed since this session started; "
                 "please contact the researcher",
+                reason="stimuli_changed",
             )
 
     def session_state(self, participant: Participant) -> dict[str, Any]:
