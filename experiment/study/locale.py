@@ -65,7 +65,7 @@ class Catalogue:
         except KeyError:
             raise TracktaleError(f"{self.source}: no text {key!r}") from None
 
-    def text(self, key: str, **values: Any) -> str:
+    def text(self, key: str, /, **values: Any) -> str:
         """A text with its placeholders filled.
 
         Raises:
@@ -76,7 +76,7 @@ class Catalogue:
             raise TracktaleError(f"{self.source}: {key!r} is not a single text")
         return fill(value, values)
 
-    def paragraphs(self, key: str, **values: Any) -> list[str]:
+    def paragraphs(self, key: str, /, **values: Any) -> list[str]:
         """A list of paragraphs (a single text is one paragraph), placeholders filled."""
         value = self._get(key)
         if isinstance(value, dict):
@@ -84,7 +84,7 @@ class Catalogue:
         items = [value] if isinstance(value, str) else value
         return [fill(item, values) for item in items]
 
-    def plural(self, key: str, n: float, **values: Any) -> str:
+    def plural(self, key: str, n: float, /, **values: Any) -> str:
         """The plural form of ``key`` for the number ``n`` (also filled in as ``{n}``)."""
         value = self._get(key)
         if not isinstance(value, dict):
