@@ -93,6 +93,10 @@ class EthicsDetails:
     duration_minutes: int = 25
     retention_years: int = 10
     data_repository: str = "[public data repository, e.g. OSF]"
+    documents: str | None = None
+    """A folder of the study's own documents (``consent.md``, ``information.md``,
+    ``debrief.md``, ``lab_consent.md``, ...: the texts its ethics board approved, in its
+    language), used instead of the packaged ones it has; relative to the study file."""
 
     def unfilled(self) -> list[str]:
         """Names of the fields that still hold a ``[placeholder]``."""
@@ -184,8 +188,28 @@ def load_document(
         TracktaleError: For an unknown document, one not written in the language, or a
             placeholder without a value.
     """
-    path = document_path(name, language)
-    text = path.read_text(encoding="utf-8")
+    return fill_document(name, document_path(name, language), details, timing, language=language)
+
+
+def fill_document(
+    name: str,
+    path: Path,
+    details: EthicsDetails | None = None,
+    timing: Mapping[str, float] | None = None,
+    *,
+    language: str = "en",
+) -> Document:
+    """Read the Markdown document at ``path`` and fill in the study's details.
+
+    ``path`` is a packaged document (:func:`load_document`) or a study's own text.
+
+    Raises:
+        TracktaleError: If the file cannot be read, or for a placeholder without a value.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise TracktaleError(f"cannot read the ethics document {path}: {error}") from None
     details = details or EthicsDetails()
     unset = _unset_details(language)
     given = {

@@ -324,7 +324,12 @@ def lab(
     require_psychopy()  # before anything else: one line on how to install it
     config = load_study(study_file)
     if not get_human_study(config.paradigm).lab:
-        raise TracktaleError(f"the lab mode runs the narrative study only, not {config.paradigm}")
+        from tracktale.experiment.paradigms import human_study_names
+
+        runs = [name for name in human_study_names() if get_human_study(name).lab]
+        raise TracktaleError(
+            f"the lab mode runs the {', '.join(runs)} studies, not {config.paradigm}"
+        )
     for note in _warnings(config, online=False):
         click.echo(f"warning: {note}", err=True)
     run = run_lab(

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from tracktale.ethics import load_document
 from tracktale.experiment.lab.session import LabSession, Reading, Response
 from tracktale.experiment.study.config import StudyConfig
 from tracktale.experiment.study.design import PlannedTrial
@@ -136,9 +135,7 @@ class _Runner:
             "response_seconds": self.timing.response_ms / 1000,
         }
         self.documents = {
-            name: load_document(
-                human.lab_documents[name], config.ethics, seconds, language=config.language
-            ).markdown
+            name: config.document(f"lab_{name}", human.lab_documents[name], seconds).markdown
             for name in ("consent", "information", "debrief")
         }
         self.current: int | None = None

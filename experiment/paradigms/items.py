@@ -30,8 +30,10 @@ change any of them. The design is the researcher's; what this study adds:
 
 from __future__ import annotations
 
+import html
 import math
 import random
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -305,8 +307,10 @@ class ItemsStudy(HumanStudy):
         }
         if own and where == "online":
             screens["welcome_html"] = markdown_to_html(own)
-        elif own:
-            welcome.extend(part.strip() for part in own.split("\n\n") if part.strip())
+        elif own:  # the lab window shows plain text: the Markdown's words, paragraph by paragraph
+            blocks = re.split(r"</(?:p|li|h\d)>", markdown_to_html(own))
+            plain = (html.unescape(re.sub(r"<[^>]+>", "", block)).strip() for block in blocks)
+            welcome.extend(block for block in plain if block)
         return screens
 
     # simulated people ---------------------------------------------------------------------

@@ -23,7 +23,7 @@ import yaml
 from pydantic import Field
 
 from tracktale.errors import TracktaleError
-from tracktale.ethics import EthicsDetails
+from tracktale.ethics import Document, EthicsDetails, fill_document, load_document
 from tracktale.experiment.paradigms import DEFAULT_PARADIGM, get_human_study, human_study_names
 from tracktale.experiment.study.config_schema import (
     Comment,
@@ -285,6 +285,24 @@ class StudyConfig:
         """
         file = self._relative(self.locale) if self.locale else None
         return load_catalogue(self.language, file)
+
+    def document(self, role: str, packaged: str, timing: Mapping[str, float]) -> Document:
+        """An ethics document the participant reads, filled in with the study's details.
+
+        Args:
+            role: ``consent``, ``information``, ``debrief``, or ``lab_`` and one of them.
+            packaged: The packaged document (:data:`tracktale.ethics.DOCUMENTS`) to show when
+                the study has no ``<role>.md`` of its own in ``ethics.documents``.
+            timing: ``reading_seconds`` and ``response_seconds``.
+
+        Raises:
+            TracktaleError: If the document is not written in the study's language.
+        """
+        if self.ethics.documents:
+            own = self._relative(self.ethics.documents) / f"{role}.md"
+            if own.is_file():
+                return fill_document(role, own, self.ethics, timing, language=self.language)
+        return load_document(packaged, self.ethics, timing, language=self.language)
 
     @property
     def text_direction(self) -> Literal["ltr", "rtl"]:

@@ -18,7 +18,6 @@ from flask import Flask, abort, g, render_template, request, send_from_directory
 from flask.sessions import SecureCookieSessionInterface
 from werkzeug.exceptions import HTTPException
 
-from tracktale.ethics import load_document
 from tracktale.experiment.paradigms import HumanStudy, get_human_study
 from tracktale.experiment.storage.store import Storage
 from tracktale.experiment.study.config import STUDY_ENV, Secrets, StudyConfig, load_study
@@ -220,9 +219,7 @@ def page_config(
     }
 
     def document(name: str) -> str:
-        return load_document(
-            human.documents[name], config.ethics, seconds, language=config.language
-        ).html()
+        return config.document(name, human.documents[name], seconds).html()
 
     nouns = human.nouns()
     reading_prompt = human.reading_prompt or texts.text(
