@@ -256,6 +256,50 @@ def placeholders(value: Value) -> set[str]:
     return {name for text in _strings(value) for name in _PLACEHOLDER.findall(text)}
 
 
+TEMPLATE_HEADER = """\
+# The participant-facing texts of a tracktale study in {name} ({language}). Translate every
+# value and keep every key; a text may leave out a {{placeholder}}, never add one the English
+# text lacks. A plural text has one entry per plural form of the language (CLDR: {forms}).
+# Check it: tracktale experiment locale check FILE --language {language}
+# Use it: language: {language} and locale: FILE in the study file.
+"""
+
+
+def catalogue_template(language: str) -> str:
+    """A catalogue to translate: the English texts under the language's name and direction.
+
+    Each plural text has the language's plural forms, a new one starting as English ``other``.
+
+    Raises:
+        TracktaleError: If ``language`` is not a language tag Babel knows.
+    """
+    from babel import Locale, UnknownLocaleError
+
+    try:
+        known = Locale.parse(language.replace("-", "_"))
+    except (UnknownLocaleError, ValueError):
+        raise TracktaleError(
+            f"{language!r} is not a language Babel knows (en, nl, pl-PL, ...)"
+        ) from None
+    data = yaml.safe_load((LOCALES_DIR / f"{REFERENCE_LANGUAGE}.yaml").read_text("utf-8"))
+    forms = sorted(plural_categories(language), key=PLURAL_CATEGORIES.index)
+
+    def adapt(node: Any) -> Any:
+        if isinstance(node, dict) and _is_plural(node):
+            return {form: node.get(form, node["other"]) for form in forms}
+        if isinstance(node, dict):
+            return {key: adapt(value) for key, value in node.items()}
+        return node
+
+    data = adapt(data)
+    data["meta"] = {"name": known.display_name, "direction": known.text_direction}
+    header = TEMPLATE_HEADER.format(
+        name=known.display_name, language=language, forms=", ".join(forms)
+    )
+    body = yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=96)
+    return header + body
+
+
 def catalogue_problems(catalogue: Catalogue, reference: Catalogue) -> list[str]:
     """What keeps a catalogue from serving a study, one line each (empty: none).
 

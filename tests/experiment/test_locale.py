@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tracktale.app.cli import main
 from tracktale.errors import TracktaleError
 from tracktale.experiment.study import locale
 from tracktale.experiment.study.config import load_study
@@ -229,3 +230,27 @@ def test_the_english_catalogue_keeps_the_texts_the_page_had():
 def test_the_module_has_no_paradigm_names():
     source = Path(locale.__file__).read_text(encoding="utf-8").lower()
     assert not any(name in source for name in ("narrative", "boxes", "arithmetic"))
+
+
+def test_a_translator_starts_a_catalogue_and_checks_it(tmp_path, capsys):
+    path = tmp_path / "pl.yaml"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", "locale", "new", "pl", "--out", str(path)])
+    assert exit_info.value.code == 0
+    started = read_catalogue(path, "pl")
+    assert started.text("meta.name") == "polski" and started.direction == "ltr"
+    assert set(started.texts["time.seconds"]) == {"one", "few", "many", "other"}
+    assert set(started.texts) == set(REFERENCE.texts)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", "locale", "check", str(path)])
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0 and "texts are the English ones" in out
+    path.write_text(path.read_text("utf-8").replace("  loading: Loading...\n", ""), "utf-8")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", "locale", "check", str(path)])
+    assert exit_info.value.code == 1
+    assert "missing key 'page.loading'" in capsys.readouterr().err
+    hebrew = tmp_path / "he.yaml"
+    with pytest.raises(SystemExit):
+        main(["experiment", "locale", "new", "he", "--out", str(hebrew)])
+    assert read_catalogue(hebrew, "he").direction == "rtl"
