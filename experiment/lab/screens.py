@@ -230,7 +230,7 @@ class PsychoPyDisplay:
         )
 
     def _lay_out_options(self, count: int) -> None:
-        """Boxes for ``count`` options side by side (and their keys under them)."""
+        """Frames for ``count`` options side by side (and their keys under them)."""
         width = TEXT_WIDTH / count
         places = [-TEXT_WIDTH / 2 + width * (index + 0.5) for index in range(count)]
         self.options = [

@@ -1,8 +1,7 @@
 """The participant-facing instructions, as plain paragraphs (shared by every front end).
 
-Consent and debrief come from :mod:`tracktale.ethics`; the narrative study's instructions are
-here, with the study's time limits filled in, and the screens every study shares come from the
-locale catalogue (:mod:`.locale`), so the browser and the lab mode say the same.
+Consent and debrief come from :mod:`tracktale.ethics`; everything else a participant reads is
+here, with the study's time limits filled in, so the browser and the lab mode say the same.
 """
 
 from __future__ import annotations

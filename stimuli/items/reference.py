@@ -53,8 +53,8 @@ def type_text(annotation: Any) -> str:
         return f"mapping of name to {type_text(args[1])}"
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return "section"
-    named = {str: "text", int: "integer", float: "number", bool: "true or false"}
-    return named.get(annotation, str(annotation))
+    plain = {str: "text", int: "integer", float: "number", bool: "true or false"}
+    return plain.get(annotation, str(annotation))
 
 
 def default_text(value: Any) -> str:
