@@ -116,6 +116,7 @@ class Participant:
         raise AssertionError(f"no item asks {question!r} after {story!r}")
 
 
+@pytest.mark.slow
 def test_a_dutch_imported_study_taken_in_chromium(browser, tmp_path, secrets):  # noqa: F811
     stimuli = dutch_set()
     study = study_folder(
@@ -331,8 +332,7 @@ def hebrew_study(folder):
     return study, stimuli
 
 
-@pytest.mark.parametrize("width", [1280])
-def test_a_hebrew_page_reads_right_to_left(browser, tmp_path, secrets, width):  # noqa: F811
+def test_a_hebrew_page_reads_right_to_left(browser, tmp_path, secrets):  # noqa: F811
     study, stimuli = hebrew_study(tmp_path)
     config = load_study(study)
     assert (config.language, config.text_direction) == ("he", "rtl")
