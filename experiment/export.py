@@ -151,7 +151,7 @@ def participants_table(read: ExportRead) -> Table:
     for record in read.storage.participant_records(read.study_id, read.connection):
         pid = pids[record.participant_id]
         row = dataclasses.replace(record, prolific_pid_hash=pid_hash(read.salt, pid))
-        extra = (pid,) if read.raw_ids else ()
+        extra: tuple[str, ...] = (pid,) if read.raw_ids else ()
         if codes:
             extra += (personal_completion_code(read.salt, record.participant_id),)
         rows.append(tuple(row.to_dict().values()) + extra)
