@@ -55,6 +55,14 @@ LIMIT_SLACK_MS = 1_000.0
 (timer and frame granularity)."""
 
 
+_ENDED = {
+    "completed": "this session is already completed",
+    "returned": "the researcher has closed this session",
+    "screened_out": "this session ended without consent",
+}
+"""Why a session that ended takes no more trials, in words for the participant."""
+
+
 @dataclass(frozen=True)
 class Answered:
     """An accepted answer: what the store did, and the practice feedback (practice only)."""
@@ -108,8 +116,15 @@ class TrialDesk:
         return self.service.storage.journal
 
     def _check_open(self, participant: Participant) -> None:
+        if participant.status in _ENDED:
+            raise ApiError(
+                409,
+                _ENDED[participant.status],
+                reason="closed",
+                participant_status=participant.status,
+            )
         if participant.status != "started" or not participant.consent:
-            raise ApiError(409, "trials are only served and saved after consent, before the end")
+            raise ApiError(409, "trials are only served and saved after consent", reason="closed")
         self.service.check_session_stimuli(participant)
 
     def _planned_at(self, participant: Participant, index: int) -> PlannedTrial:

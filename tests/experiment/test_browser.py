@@ -535,3 +535,47 @@ def test_a_refused_answer_is_asked_again_and_does_not_refuse_the_answers_after_i
     by_position = {record.trial_index: record for record in storage.trials()}
     assert sorted(by_position) == list(range(len(by_position)))
     assert by_position[2].restarts == 1  # served again, and the server counted it
+
+
+def test_an_answer_the_study_cannot_take_now_is_kept_and_the_participant_told(
+    browser, app, storage, human_set
+):
+    # Issue 30: every 409 was taken as an acknowledgement, so an answer refused because the
+    # researcher had closed the session was dropped from the browser without a word.
+    service = app.extensions["tracktale"]
+    context, page, errors = study_page(browser)
+    with serve_in_thread(app) as server:
+        page.goto(server.url + "/?PROLIFIC_PID=CLOSED0001&SESSION_ID=SESSION30")
+        page.get_by_role("button", name="I agree").click()
+        page.locator("#jspsych-html-button-response-btngroup button").first.click()  # welcome
+        page.locator("#jspsych-html-button-response-btngroup button").first.click()  # block
+        page.wait_for_selector(".tt-story")
+        (person,) = storage.participants()
+        service.change_status(person.participant_id, "returned", confirmed=True, by={})
+        who = Participant(page, human_set)
+        who.read()
+        page.wait_for_selector(".tt-text-response, .tt-choice")
+        who.type_answer() if page.locator("#tt-answer").count() else who.choose()
+        page.wait_for_selector(".tt-held", timeout=15000)
+        text = page.locator(".tt-held").inner_text()
+        assert "cannot accept your answers" in text and "kept in this browser" in text
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "answers-held.png"))
+        kept = page.evaluate(
+            "() => JSON.parse(localStorage.getItem('tracktale/' + "
+            "JSON.parse(document.getElementById('study-config').textContent).study_id + "
+            "'/CLOSED0001/outbox'))"
+        )
+        assert [entry["body"]["trial_index"] for entry in kept] == [0]
+        assert list(storage.trials()) == []
+        # The researcher reopens the session; the kept answer goes out on the next visit.
+        service.change_status(person.participant_id, "started", confirmed=True, by={})
+        page.reload()
+        page.wait_for_function(
+            "() => window.tracktaleStudy && window.tracktaleStudy.outbox.size === 0",
+            timeout=15000,
+        )
+    context.close()
+    (trial,) = storage.trials()
+    assert trial.trial_index == 0 and trial.queued_ms > 0
+    assert errors == []
