@@ -2,10 +2,11 @@
 
 Each test starts the production server (gunicorn, as ``serve --workers`` runs it) in a
 subprocess and drives it over HTTP as the page does, then breaks what is under it: the
-filesystem remounted read-only for a while (hole 2), an unwritable ``-shm`` file (hole 3), the
-wall clock stepped back and two servers with skewed clocks (hole 4), a damaged database file
-(hole 5) and a full disk. The mounts need root and the right to mount a tmpfs; without them the
-tests skip here and fail under CI (``require``). The wall clock of one server process is
+database unwritable for a while (hole 2: ``chattr +i``, as under a backup tool's lock), an
+unwritable ``-shm`` file (hole 3), the wall clock stepped back and two servers with skewed
+clocks (hole 4), a damaged database file (hole 5), a full disk, and a ``-shm`` file truncated
+under a running server. They need root (``chattr``, a tmpfs of their own to fill); without it
+they skip here and fail under CI (``require``). The wall clock of one server process is
 stepped by a small preloaded library (``clockshift.c``, built with the C compiler).
 """
 
@@ -192,7 +193,9 @@ def _refused_for_now(reply: _Reply) -> bool:
 def _immutable(path: Path, on: bool) -> None:
     """``chattr +i``: no process may open the file for writing (root included); files already
     open stay writable, as under a backup tool's lock or a read-only remount's first moments."""
-    subprocess.run(["chattr", "+i" if on else "-i", str(path)], check=True, capture_output=True)
+    result = subprocess.run(["chattr", "+i" if on else "-i", str(path)], capture_output=True)
+    if on:
+        require(result.returncode == 0, f"chattr +i fails here: {result.stderr.decode().strip()}")
 
 
 def _respawn_workers(server: Server) -> None:
@@ -420,3 +423,34 @@ def test_a_full_disk_is_a_503_with_retry_after_and_nothing_is_lost(tmpfs, tmp_pa
         assert person.answer(2).status_code == 201
     assert shutil.disk_usage(tmpfs).free > 0
     assert "Traceback" not in server.log()
+
+
+def test_a_truncated_shm_file_leaves_a_line_and_the_next_worker_serves(tmpfs, tmp_path, human_set):
+    # Issue 30: a -shm file truncated under a running server (a backup tool, a careless copy)
+    # killed the worker with SIGBUS and not a line in the log.
+    database = tmpfs / "study.sqlite"
+    study = write_study(tmp_path, human_set, database)
+    with running(study, tmp_path / "server.log", workers=1) as server:
+        person = _started(server.url, human_set)
+        assert person.answer(0).status_code == 201
+        waiting = person.trial_body(1)
+        os.truncate(f"{database}-shm", 0)
+        statuses = []
+        for _ in range(20):  # the page's outbox: retry until acknowledged
+            try:
+                statuses.append(person.post("/api/trials", waiting).status_code)
+            except OSError:  # the worker died under the request
+                statuses.append(None)
+            if statuses[-1] == 201:
+                break
+            time.sleep(0.5)
+        assert statuses[-1] == 201, statuses
+        assert person.answer(2).status_code == 201
+    log = server.log()
+    assert None in statuses  # the worker died under a request (SIGBUS) ...
+    assert "Fatal Python error: Bus error" in log  # ... and said so, with its stack
+    trials = Storage(f"sqlite:///{database}", create=False)
+    try:
+        assert [trial.trial_index for trial in trials.trials()] == [0, 1, 2]
+    finally:
+        trials.close()
