@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.summary import EXCLUSION_THRESHOLD
+from tracktale.experiment.export.summary import EXCLUSION_THRESHOLD
 
 _EXISTING = click.Path(exists=True, path_type=Path)
 
@@ -50,7 +50,7 @@ def _permutations(default: int, help_text: str) -> Any:
 
 
 def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
-    from tracktale.analysis.data import human_stimulus_set, load_stimulus_sets
+    from tracktale.analysis.data.tidy import human_stimulus_set, load_stimulus_sets
 
     return load_stimulus_sets(paths) if paths else [human_stimulus_set()]
 
@@ -267,8 +267,8 @@ def report(
     boxes_unparsed: str,
 ) -> None:
     """Write every figure and table and one self-contained HTML page into --out."""
-    from tracktale.analysis.exclusions import ExclusionRules
-    from tracktale.analysis.report import ReportOptions, build_report
+    from tracktale.analysis.data.exclusions import ExclusionRules
+    from tracktale.analysis.report.build import ReportOptions, build_report
 
     if human is None and models is None:
         raise TracktaleError("give --human, --models or both")
@@ -345,7 +345,7 @@ class _LazyProgress:
 
 def _simulation_options(command: Any) -> Any:
     """The generating model's options, shared by ``power`` and ``simulate``."""
-    from tracktale.analysis.simulate import SimulationParams
+    from tracktale.analysis.power.simulate import SimulationParams
 
     defaults = SimulationParams()
     helps = {
@@ -367,7 +367,7 @@ def _simulation_options(command: Any) -> Any:
 
 
 def _params(values: dict[str, Any]) -> Any:
-    from tracktale.analysis.simulate import SimulationParams
+    from tracktale.analysis.power.simulate import SimulationParams
 
     names: tuple[str, ...] = ("intercept", "complexity", "task", "interaction", "recency")
     names += ("participant_sd", "item_sd", "guessers")
@@ -484,20 +484,20 @@ def power(
     **effects: float,
 ) -> None:
     """Power by simulation, with its CI, for a range of sample sizes, by the fitted model."""
-    from tracktale.analysis.exclusions import ExclusionRules
-    from tracktale.analysis.inference import METHOD_LABELS, resolve_method
-    from tracktale.analysis.power import PowerSettings, power_figure, simulate_power
-    from tracktale.analysis.tables import format_cell, save_table
+    from tracktale.analysis.data.exclusions import ExclusionRules
+    from tracktale.analysis.power.design import PowerSettings, power_figure, simulate_power
+    from tracktale.analysis.report.tables import format_cell, save_table
+    from tracktale.analysis.stats.inference import METHOD_LABELS, resolve_method
 
     try:
         size_list = [int(part) for part in sizes.split(",") if part.strip()]
     except ValueError:
         raise TracktaleError(f"--sizes: {sizes!r} is not a list of integers") from None
-    from tracktale.analysis.data import human_stimulus_set
+    from tracktale.analysis.data.tidy import human_stimulus_set
 
     stimulus_set = human_stimulus_set(stimuli_dirs, paradigm)
     if stimulus_set.manifest.paradigm != "narrative":
-        from tracktale.analysis.people_power import PeoplePowerSettings, parse_effects
+        from tracktale.analysis.power.people import PeoplePowerSettings, parse_effects
 
         people = PeoplePowerSettings(
             sizes=size_list, simulations=simulations, term=term, test=test, outcome=outcome,
@@ -541,8 +541,8 @@ def power(
 
 
 def _people_power(stimulus_set: Any, settings: Any, out: Path | None) -> None:
-    """``power`` for the boxes and arithmetic studies (:mod:`tracktale.analysis.people_power`)."""
-    from tracktale.analysis.people_power import people_power_report
+    """``power`` for the boxes and arithmetic studies (:mod:`tracktale.analysis.power.people`)."""
+    from tracktale.analysis.power.people import people_power_report
 
     progress = _LazyProgress(len(settings.sizes) * settings.simulations)
     try:
@@ -583,7 +583,7 @@ def simulate(
     **effects: float,
 ) -> None:
     """Write simulated participants as a study export (trials and participants files)."""
-    from tracktale.analysis.simulate import simulate_human_data
+    from tracktale.analysis.power.simulate import simulate_human_data
     from tracktale.atomic import atomic_write
 
     stimulus_set = _stimulus_sets(stimuli_dirs)[0]

@@ -17,7 +17,7 @@ import click
 
 import tracktale
 from tracktale.app.pipeline import MAIN_JOB_ITEMS_PER_CELL
-from tracktale.errors import TracktaleError
+from tracktale.errors import InputProblems, TracktaleError
 
 STAGE_GROUPS = {
     "stimuli": "tracktale.stimuli.cli:stimuli",
@@ -51,6 +51,7 @@ OPTIONAL_EXTRAS = {
     "wuggy": "wuggy",
     "psychopy": "lab",
     "nltk": "brown",
+    "openpyxl": "xlsx",
 }
 """Third-party module -> the extra that installs it (for the missing-dependency message)."""
 
@@ -207,6 +208,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     except click.Abort:
         _fail("aborted", 130)
     except TracktaleError as error:
+        for line in error.problems if isinstance(error, InputProblems) else ():
+            click.echo(line, err=True)
         _fail(str(error), 1)
     except OSError as error:
         _fail(f"{error.strerror or error}: {error.filename}" if error.filename else str(error), 1)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from rich.console import Console
 
-    from tracktale.analysis.report import Report
+    from tracktale.analysis.report.build import Report
     from tracktale.stimulus_set import StimulusSet
 
 SIMULATED_DATABASE = "simulated-study.sqlite"
@@ -126,8 +126,8 @@ def generate_stimuli(seed: int, say: Callable[[str], None]) -> dict[str, Path]:
 def _simulate_participants(
     options: RunOptions, human_dir: Path, say: Callable[[str], None]
 ) -> tuple[str, int]:
-    from tracktale.experiment.config import EXPORT_SALT_ENV, load_study
-    from tracktale.experiment.simulate import simulate_study
+    from tracktale.experiment.simulation.run import simulate_study
+    from tracktale.experiment.study.config import EXPORT_SALT_ENV, load_study
 
     database = options.folder / SIMULATED_DATABASE
     _remove_simulated_database(database)
@@ -264,7 +264,7 @@ def _score_models(options: RunOptions, model_dir: Path, say: Callable[[str], Non
 
 
 def _write_report(options: RunOptions, summary: RunSummary, say: Callable[[str], None]) -> Report:
-    from tracktale.analysis.report import build_report
+    from tracktale.analysis.report.build import build_report
 
     stimuli = [summary.stimulus_dirs["human"]]
     if summary.results_dir is not None:

@@ -12,17 +12,17 @@ import tempfile
 import time
 from pathlib import Path
 
-from tracktale.analysis.catalog import KNOWN_MODELS
-from tracktale.analysis.data import build_trial_table, item_table
-from tracktale.analysis.exclusions import apply_exclusions
-from tracktale.analysis.glm import fit_human_glm
-from tracktale.analysis.power import PowerSettings, simulate_power
-from tracktale.analysis.report import ReportOptions, build_report
-from tracktale.analysis.simulate import (
+from tracktale.analysis.data.catalog import KNOWN_MODELS
+from tracktale.analysis.data.exclusions import apply_exclusions
+from tracktale.analysis.data.tidy import build_trial_table, item_table
+from tracktale.analysis.power.design import PowerSettings, simulate_power
+from tracktale.analysis.power.simulate import (
     SimulationParams,
     simulate_human_data,
     simulate_model_results,
 )
+from tracktale.analysis.report.build import ReportOptions, build_report
+from tracktale.analysis.stats.glm import fit_human_glm
 from tracktale.stimuli.registry import get_paradigm
 from tracktale.stimulus_set import write_stimulus_set
 

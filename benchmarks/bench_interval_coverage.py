@@ -18,8 +18,8 @@ import time
 import numpy as np
 from scipy import integrate, special
 
-from tracktale.analysis.simulate import SimulationParams, human_design, simulate_outcomes
-from tracktale.analysis.stats import clustered_accuracy_interval, wilson_interval
+from tracktale.analysis.power.simulate import SimulationParams, human_design, simulate_outcomes
+from tracktale.analysis.stats.proportions import clustered_accuracy_interval, wilson_interval
 from tracktale.stimuli.registry import get_paradigm
 
 

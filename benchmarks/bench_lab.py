@@ -25,10 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from tracktale.experiment.config import StudyConfig
 from tracktale.experiment.lab.session import LabSession, Reading, Response
-from tracktale.experiment.service import StudyService
-from tracktale.experiment.storage import Storage
+from tracktale.experiment.storage.store import Storage
+from tracktale.experiment.study.config import StudyConfig
+from tracktale.experiment.study.service import StudyService
 from tracktale.stimuli.registry import get_paradigm
 
 

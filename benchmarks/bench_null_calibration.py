@@ -22,13 +22,13 @@ import sys
 import time
 from pathlib import Path
 
-from tracktale.analysis.calibration import (
+from tracktale.analysis.power.calibration import (
     NullScenario,
     glm_calibration,
     glmer_calibration,
     rejection_table,
 )
-from tracktale.analysis.lme4 import lme4_available
+from tracktale.analysis.stats.lme4 import lme4_available
 from tracktale.stimuli.registry import get_paradigm
 
 

@@ -4,9 +4,10 @@ Simulates each paradigm's human study in its own design (the human protocol's se
 four lists given in turn; the study's simulated people: ability SD 0.5, 6% inattentive) with
 no effect of the tested term (the other effects as the study simulates them), at 8, 16 and 32
 participants, and prints the share of studies in which each test of
-:mod:`tracktale.analysis.people_power` rejects at alpha 0.05, with its Wilson 95% interval.
+:mod:`tracktale.analysis.power.people` rejects at alpha 0.05, with its Wilson 95% interval.
 Each simulated study is tested by every test, so the rows of one design share their data.
-Goal: the default (``participant-t``) within 5% +- 1.5 or below. docs/explanation/statistics.md and benchmarks/RESULTS.md give the table.
+Goal: the default (``participant-t``) within 5% +- 1.5 or below. benchmarks/RESULTS.md gives
+the table.
 
 Run: .venv/bin/python benchmarks/bench_people_null.py [--studies 400] [--terms default|all]
 [--tests participant-t]
@@ -21,7 +22,7 @@ import time
 import numpy as np
 from bench_null_calibration import _load
 
-from tracktale.analysis.people_power import (
+from tracktale.analysis.power.people import (
     OUTCOMES,
     TERMS,
     TESTS,
@@ -30,7 +31,7 @@ from tracktale.analysis.people_power import (
     simulate_study,
     test_study,
 )
-from tracktale.analysis.stats import wilson_interval
+from tracktale.analysis.stats.proportions import wilson_interval
 from tracktale.stimuli.registry import get_paradigm
 
 

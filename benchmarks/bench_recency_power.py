@@ -20,7 +20,7 @@ import argparse
 import os
 import time
 
-from tracktale.analysis.calibration import NullScenario, glm_calibration, rejection_table
+from tracktale.analysis.power.calibration import NullScenario, glm_calibration, rejection_table
 from tracktale.stimuli.registry import get_paradigm
 
 LABELS = {

@@ -40,8 +40,8 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 
-from tracktale.experiment.simulate import SimulationReport, draw_person, session_report
-from tracktale.experiment.storage import Storage
+from tracktale.experiment.simulation.run import SimulationReport, draw_person, session_report
+from tracktale.experiment.storage.store import Storage
 from tracktale.stimuli.registry import get_paradigm
 from tracktale.stimulus_set import write_stimulus_set
 
@@ -97,7 +97,7 @@ def start_server(folder: Path, port: int, workers: int, threads: int) -> subproc
         "--keep-alive",
         "30",
         "--no-control-socket",  # gunicorn 27: one per user, taken over by a second server
-        "tracktale.experiment.app:create_app_from_env()",
+        "tracktale.experiment.web.app:create_app_from_env()",
     ]
     server = subprocess.Popen(command, env=env)
     for _ in range(200):

@@ -22,9 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from tracktale.experiment.app import create_app
-from tracktale.experiment.config import Secrets, StudyConfig
-from tracktale.experiment.simulate import behave, draw_person, good_sides
+from tracktale.experiment.simulation.run import behave, draw_person, good_sides
+from tracktale.experiment.study.config import Secrets, StudyConfig
+from tracktale.experiment.web.app import create_app
 from tracktale.stimuli.registry import get_paradigm
 
 SECRET = "profile-admin-secret"

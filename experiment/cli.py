@@ -65,9 +65,9 @@ def serve(
     study_file: Path | None, paradigm: str | None, host: str, port: int, workers: int
 ) -> None:
     """Serve the study; print the participant link and the admin link."""
-    from tracktale.experiment.app import create_app
-    from tracktale.experiment.config import ADMIN_SECRET_ENV, Secrets, load_study
-    from tracktale.experiment.frontend import find_node_modules
+    from tracktale.experiment.study.config import ADMIN_SECRET_ENV, Secrets, load_study
+    from tracktale.experiment.web.app import create_app
+    from tracktale.experiment.web.frontend import find_node_modules
 
     find_node_modules()  # a page without jsPsych is no study: fail before printing links
     config = load_study(study_file, paradigm)
@@ -99,12 +99,12 @@ def serve(
     for note in _warnings(config):
         click.echo(f"warning: {note}", err=True)
     if workers:
-        from tracktale.experiment.server import run_gunicorn
+        from tracktale.experiment.web.server import run_gunicorn
 
         service.storage.close()
         run_gunicorn(lambda: create_app(load_study(study_file, paradigm)), host, port, workers)
         return
-    from tracktale.experiment.server import PrivateRequestHandler, log_crashes
+    from tracktale.experiment.web.server import PrivateRequestHandler, log_crashes
 
     log_crashes()
     app.run(
@@ -135,8 +135,8 @@ def backup(study_file: Path | None, paradigm: str | None, target: Path | None) -
     """
     import datetime as dt
 
-    from tracktale.experiment.config import load_study
-    from tracktale.experiment.database import backup_sqlite, sqlite_path
+    from tracktale.experiment.storage.database import backup_sqlite, sqlite_path
+    from tracktale.experiment.study.config import load_study
     from tracktale.settings import data_dir
 
     config = load_study(study_file, paradigm)
@@ -187,9 +187,9 @@ def export(
     raw_ids: bool,
 ) -> None:
     """Export trials, participants and accuracy (Prolific ids as salted hashes)."""
-    from tracktale.experiment.config import Secrets, load_study
-    from tracktale.experiment.export import FORMATS, export_study
-    from tracktale.experiment.storage import Storage
+    from tracktale.experiment.export.files import FORMATS, export_study
+    from tracktale.experiment.storage.store import Storage
+    from tracktale.experiment.study.config import Secrets, load_study
     from tracktale.settings import data_dir
 
     config = load_study(study_file, paradigm)
@@ -267,14 +267,14 @@ def simulate(
     pace: float,
 ) -> None:
     """Run simulated participants through the real API (marked as simulated)."""
-    from tracktale.experiment.config import ADMIN_SECRET_ENV, load_study
-    from tracktale.experiment.service import load_stimuli
+    from tracktale.experiment.study.config import ADMIN_SECRET_ENV, load_study
+    from tracktale.experiment.study.service import load_stimuli
     from tracktale.stimulus_set import read_stimulus_set
 
     config = load_study(study_file, paradigm)
     stimuli = read_stimulus_set(stimuli_dir) if stimuli_dir else load_stimuli(config)
     if url:
-        from tracktale.experiment.simulate import simulate_participants
+        from tracktale.experiment.simulation.run import simulate_participants
 
         secret = os.environ.get(ADMIN_SECRET_ENV)
         if not secret:
@@ -283,7 +283,7 @@ def simulate(
             url, stimuli, secret, n=count, seed=seed, concurrency=concurrency, pace=pace
         )
     else:
-        from tracktale.experiment.simulate import simulate_study
+        from tracktale.experiment.simulation.run import simulate_study
 
         report = simulate_study(
             config,
@@ -361,9 +361,9 @@ def lab(
     stored as they end, marked as lab sessions. ESC stops the session (exit status 3); run the
     same command again to resume where it stopped.
     """
-    from tracktale.experiment.config import load_study
     from tracktale.experiment.lab.launch import require_psychopy, run_lab
     from tracktale.experiment.paradigms import get_human_study
+    from tracktale.experiment.study.config import load_study
 
     require_psychopy()  # before anything else: one line on how to install it
     config = load_study(study_file)
@@ -410,7 +410,7 @@ def lab(
 )
 def install_frontend_command(target: Path | None) -> None:
     """Install jsPsych from npm (pinned by the packaged lock file) for a wheel install."""
-    from tracktale.experiment.frontend import install_frontend
+    from tracktale.experiment.web.frontend import install_frontend
 
     modules = install_frontend(target)
     click.echo(f"installed the front end into {modules}")
@@ -422,7 +422,7 @@ def install_frontend_command(target: Path | None) -> None:
 def init(path: Path, overwrite: bool) -> None:
     """Write the default study file, with comments, to PATH as a starting point."""
     from tracktale.atomic import atomic_write_text
-    from tracktale.experiment.config import default_study_yaml
+    from tracktale.experiment.study.config import default_study_yaml
 
     if path.exists() and not overwrite:
         raise TracktaleError(f"{path} already exists (use --overwrite)")

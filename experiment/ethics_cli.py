@@ -1,7 +1,7 @@
 """``tracktale ethics``: the study's consent, information, debrief and data plan.
 
 In the experiment stage, not in ethics/, because it fills the documents from a study file
-(:func:`tracktale.experiment.config.load_study`); the ethics stage itself imports no stage
+(:func:`tracktale.experiment.study.config.load_study`); the ethics stage itself imports no stage
 above it.
 """
 
@@ -15,7 +15,7 @@ from tracktale.ethics import DOCUMENTS, load_document, write_documents
 
 
 def _study_details(study_file: Path | None):
-    from tracktale.experiment.config import load_study
+    from tracktale.experiment.study.config import load_study
 
     config = load_study(study_file)
     timing = {

@@ -1,12 +1,14 @@
 """Token surprisal aligned to words, for reading-time style analyses.
 
 Words are the text's whitespace-separated strings (punctuation stays with its word, as in a
-self-paced reading display). A token belongs to the word that holds its first non-space
-character; the text between one token's start and the next token's start counts as the token's
-span, so a token's leading space never moves it to the previous word, and a token that merges
-the end of one word with the start of the next counts for the word it starts in. A word's
-surprisal is the sum of its tokens' surprisals (``-log P``, in nats). A word that contains a
-token without a score (the text's first token when there is no BOS) gets ``None``.
+self-paced reading display), or the spans a paradigm gives (its items' own words or regions:
+:meth:`tracktale.stimuli.paradigm.Paradigm.word_spans`). A token belongs to the word that holds
+its first non-space character; the text between one token's start and the next token's start
+counts as the token's span, so a token's leading space never moves it to the previous word, and
+a token that merges the end of one word with the start of the next counts for the word it
+starts in. A word's surprisal is the sum of its tokens' surprisals (``-log P``, in nats). A word
+that contains a token without a score (the text's first token when there is no BOS) gets
+``None``.
 """
 
 from __future__ import annotations
@@ -34,7 +36,10 @@ class WordSurprisal:
 
 
 def align_to_words(
-    text: str, offsets: Sequence[int], logprobs: Sequence[float]
+    text: str,
+    offsets: Sequence[int],
+    logprobs: Sequence[float],
+    spans: Sequence[tuple[int, int]] | None = None,
 ) -> list[WordSurprisal]:
     """Sum token surprisals into the words of ``text``.
 
@@ -42,6 +47,8 @@ def align_to_words(
         text: The scored text.
         offsets: Character offset of each scored token's start (ascending).
         logprobs: Each scored token's log-probability.
+        spans: The words' ``(start, end)`` character spans, in order (``None``: every run of
+            non-space characters). A token in the gap between two words counts for the next.
 
     Returns:
         One entry per word, in order.
@@ -51,7 +58,10 @@ def align_to_words(
     """
     if len(offsets) != len(logprobs):
         raise ValueError("need one offset per scored token")
-    words = [(match.start(), match.end(), match.group()) for match in re.finditer(r"\S+", text)]
+    if spans is None:
+        words = [(match.start(), match.end(), match.group()) for match in re.finditer(r"\S+", text)]
+    else:
+        words = [(start, end, text[start:end]) for start, end in spans]
     sums = [0.0] * len(words)
     counts = [0] * len(words)
     first_scored = offsets[0] if offsets else len(text)

@@ -335,12 +335,20 @@ def _sequence(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> li
             "chat_template_used": False,
         }
         if options.word_surprisal and scores.offsets:
-            words = align_to_words(item.context, scores.offsets, scores.logprobs)
+            spans = _word_spans(item)
+            words = align_to_words(item.context, scores.offsets, scores.logprobs, spans)
             row["words"] = [word.word for word in words]
             row["word_surprisals"] = [word.surprisal for word in words]
             row["word_n_tokens"] = [word.n_tokens for word in words]
         rows.append(TaskRow(row))
     return rows
+
+
+def _word_spans(item: Item) -> list[tuple[int, int]] | None:
+    """The item's words as its paradigm cuts them (``None``: whitespace-separated words)."""
+    from tracktale.stimuli.registry import get_paradigm
+
+    return get_paradigm(item.paradigm).word_spans(item)
 
 
 def _explicit_settings(options: TaskOptions) -> dict[str, Any]:

@@ -38,6 +38,8 @@ echo "==> mypy"
 python scripts/typecheck.py
 echo "==> eslint and the front end's node tests"
 (cd experiment/frontend && npm run --silent lint && npm test --silent)
+echo "==> documentation site (mkdocs build --strict: a broken link or page fails)"
+NO_MKDOCS_2_WARNING=1 mkdocs build --strict --quiet --site-dir "$service_dir/site"
 echo "==> pytest"
 python -m pytest "$@"
 echo "==> wheel"

@@ -29,15 +29,19 @@ def package_folders() -> dict[str, str]:
     return mapping
 
 
-def build_tree() -> dict[str, str]:
-    """Link the package into TREE as it is imported.
+def build_tree(tree: Path = TREE) -> dict[str, str]:
+    """Link the package into ``tree`` as it is imported.
+
+    Args:
+        tree: The folder to lay the package out in (emptied first); the docs build uses one of
+            its own (``scripts/docs_hooks.py``).
 
     Returns:
         For each linked folder, the prefix mypy reports (relative to the repository) and the
         repository path it stands for, longest first.
     """
-    shutil.rmtree(TREE, ignore_errors=True)
-    root = TREE / "tracktale"
+    shutil.rmtree(tree, ignore_errors=True)
+    root = tree / "tracktale"
     root.mkdir(parents=True)
     folders = package_folders()
     top = REPO / folders["tracktale"]

@@ -34,10 +34,15 @@ def stimuli() -> None:
     """Generate, inspect, validate and export stimulus sets."""
 
 
+def _sourced(source: str) -> tuple[str, ...]:
+    """The paradigms whose items come from ``source`` (``generator`` or ``importer``)."""
+    return tuple(name for name in paradigm_names() if get_paradigm(name).source == source)
+
+
 def _paradigm_options() -> dict[str, tuple[Option, list[str]]]:
-    """Every paradigm's options by name, with the paradigms that take each."""
+    """Every generating paradigm's options by name, with the paradigms that take each."""
     merged: dict[str, tuple[Option, list[str]]] = {}
-    for name in paradigm_names():
+    for name in _sourced("generator"):
         for option in get_paradigm(name).options:
             known = merged.setdefault(option.name, (option, []))
             if (known[0].type, known[0].multiple) != (option.type, option.multiple):
@@ -105,7 +110,7 @@ class _GenerateCommand(click.Command):
         super().__init__(*args, **kwargs)
         self.paradigm_options = _paradigm_options()
         presets = "; ".join(
-            f"{name}: {', '.join(get_paradigm(name).protocols)}" for name in paradigm_names()
+            f"{name}: {', '.join(get_paradigm(name).protocols)}" for name in _sourced("generator")
         )
         for param in self.params:
             if param.name == "protocol":
@@ -118,7 +123,7 @@ class _GenerateCommand(click.Command):
 @stimuli.command(cls=_GenerateCommand)
 @click.option(
     "--paradigm",
-    type=click.Choice(paradigm_names()),
+    type=click.Choice(_sourced("generator")),
     default="narrative",
     show_default=True,
     help="Which paradigm to generate.",
@@ -292,6 +297,80 @@ def export_csv(directory: Path, out_file: Path | None) -> None:
     target = out_file or directory / "items.csv"
     count = write_items_csv(stimulus_set, target)
     console.print(f"wrote {count} items to {target}")
+
+
+@stimuli.command("import")
+@click.argument("items_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--design",
+    "design_file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The design file: what each column means, the factors, the tasks "
+    "(docs/reference/design-yaml.md).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to write the stimulus set into.",
+)
+@click.option(
+    "--paradigm",
+    type=click.Choice(_sourced("importer")),
+    default=_sourced("importer")[0],
+    show_default=True,
+    help="The paradigm that imports the table.",
+)
+@click.option("--overwrite", is_flag=True, help="Replace a stimulus set already in --out.")
+def import_items(
+    items_file: Path, design_file: Path, out_dir: Path, paradigm: str, overwrite: bool
+) -> None:
+    """Import your own items: a CSV, TSV or XLSX table, one row per item x condition.
+
+    Every problem is reported on a line of its own (file, line, column) and then nothing is
+    written.
+    """
+    stimulus_set = get_paradigm(paradigm).import_set(items_file, design_file)
+    write_stimulus_set(stimulus_set, out_dir, overwrite=overwrite)
+    print_summary(
+        stimulus_set,
+        title=f"{out_dir}  ({len(stimulus_set)} items, sha256 {stimulus_set.sha256[:12]})",
+    )
+
+
+def _export_formats() -> tuple[str, ...]:
+    formats = (get_paradigm(name).export_formats for name in paradigm_names())
+    return tuple(dict.fromkeys(fmt for offered in formats for fmt in offered))
+
+
+@stimuli.command("export")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--format",
+    "fmt",
+    required=True,
+    type=click.Choice(_export_formats()),
+    help="The format to write (what the set's paradigm exports).",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder to write into [default: DIRECTORY/FORMAT].",
+)
+def export(directory: Path, fmt: str, out_dir: Path | None) -> None:
+    """Export a set for another tool (pcibex: a PCIbex-ready items.csv and its design.yaml)."""
+    if not is_stimulus_set(directory):
+        raise TracktaleError(f"{directory} is not a stimulus set (no manifest.json)")
+    stimulus_set = read_stimulus_set(directory)
+    written = get_paradigm(stimulus_set.manifest.paradigm).export(
+        stimulus_set, fmt, out_dir or directory / fmt
+    )
+    for path in written:
+        console.print(f"wrote {path}")
 
 
 @stimuli.command("regenerate-pseudowords")

@@ -1,10 +1,14 @@
-"""The paradigm contract: how a paradigm generates, verifies and scores its items.
+"""The paradigm contract: how a paradigm generates (or imports), verifies and scores its items.
 
 A paradigm declares its options (typed, with help text, exposed by ``tracktale stimuli
 generate``), its protocol presets, a generator that yields verified items, a verifier that
 re-checks a stored item against its simulator, and a scorer for free-text responses (a
-participant's typed answer or a model's generation). The CLI and the other stages only talk to
-paradigms through this class.
+participant's typed answer or a model's generation). A paradigm whose items come from the
+researcher's own files is an *importer* (:attr:`Paradigm.source`): it has no protocols and
+implements :meth:`Paradigm.import_set` (``tracktale stimuli import``) instead of generating.
+A paradigm may export its sets to other tools' formats (:meth:`Paradigm.export`) and give its
+items' word spans to the models' per-word surprisal (:meth:`Paradigm.word_spans`). The CLI and
+the other stages only talk to paradigms through this class.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import abc
 import functools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, cast
 
 import pydantic
@@ -121,6 +126,11 @@ class Paradigm(abc.ABC):
     judgement: ClassVar[type[Judgement]] = Judgement
     """The record :meth:`score_response` fills (``correct`` and the paradigm's own keys): the
     explicit task checks every judgement against it, and the results store types its columns."""
+    source: ClassVar[Literal["generator", "importer"]] = "generator"
+    """Where the items come from: generated from a seed and options (``tracktale stimuli
+    generate``), or imported from the researcher's files (``tracktale stimuli import``)."""
+    export_formats: ClassVar[tuple[str, ...]] = ()
+    """The formats :meth:`export` writes (``tracktale stimuli export --format``)."""
 
     def resolve_config(
         self, protocol: str, overrides: Mapping[str, Any] | None = None
@@ -169,6 +179,41 @@ class Paradigm(abc.ABC):
     @abc.abstractmethod
     def score_response(self, item: Item, response: str) -> dict[str, Any]:
         """Score a free-text response to the explicit probe: the fields of :attr:`judgement`."""
+
+    def import_set(self, source: Path, design: Path) -> StimulusSet:
+        """Import a set from the researcher's files (an importer's; a generator has none).
+
+        Raises:
+            TracktaleError: For a generating paradigm, or naming every problem of the files.
+        """
+        raise TracktaleError(
+            f"the {self.name} paradigm generates its items (tracktale stimuli generate)"
+        )
+
+    def check_export_format(self, fmt: str) -> None:
+        """Raise ``TracktaleError`` unless :meth:`export` writes ``fmt``."""
+        if fmt not in self.export_formats:
+            offered = ", ".join(self.export_formats) or "none"
+            raise TracktaleError(
+                f"the {self.name} paradigm exports no {fmt!r} format (it exports: {offered})"
+            )
+
+    def export(self, stimulus_set: StimulusSet, fmt: str, folder: Path) -> list[Path]:
+        """Write ``stimulus_set`` into ``folder`` in another tool's format; the files written.
+
+        Raises:
+            TracktaleError: For a format the paradigm does not export.
+        """
+        self.check_export_format(fmt)
+        raise NotImplementedError(f"{type(self).__name__} lists {fmt!r} but does not write it")
+
+    def word_spans(self, item: Item) -> list[tuple[int, int]] | None:
+        """The ``(start, end)`` character spans of the words of ``item.context``.
+
+        ``None`` (the default): whitespace-separated words. The sequence task sums token
+        surprisal into these words.
+        """
+        return None
 
     def generate_set(
         self, protocol: str, seed: int, overrides: Mapping[str, Any] | None = None

@@ -11,6 +11,7 @@ _PARADIGMS = {
     "narrative": "tracktale.stimuli.narrative:PARADIGM",
     "boxes": "tracktale.stimuli.boxes:PARADIGM",
     "arithmetic": "tracktale.stimuli.arithmetic:PARADIGM",
+    "items": "tracktale.stimuli.items:PARADIGM",
 }
 
 

@@ -106,14 +106,14 @@ def test_the_entry_hook_only_hands_over_to_the_application():
     ("layer", "source"),
     [
         ("contracts", "from tracktale.models.registry import load_scorer"),
-        ("contracts", "def f():\n    import tracktale.analysis.glm\n"),
+        ("contracts", "def f():\n    import tracktale.analysis.stats.glm\n"),
         ("contracts", "from tracktale.app.cli import main"),
         ("contracts", "from tracktale import app"),
         ("contracts", 'TARGET = "tracktale.stimuli.registry:paradigm"'),
-        ("stimuli", "from tracktale.experiment.config import load_study"),
+        ("stimuli", "from tracktale.experiment.study.config import load_study"),
         ("ethics", "from tracktale.experiment import config"),
-        ("models", "from tracktale.analysis.data import trials"),
-        ("experiment", "from tracktale.analysis.exclusions import exclude"),
+        ("models", "from tracktale.analysis.data.tidy import trials"),
+        ("experiment", "from tracktale.analysis.data.exclusions import exclude"),
         ("analysis", "from tracktale.app.pipeline import RunOptions"),
     ],
 )

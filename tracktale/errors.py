@@ -9,6 +9,20 @@ class TracktaleError(Exception):
     """
 
 
+class InputProblems(TracktaleError):
+    """Every problem found in one input, one line each (a file's bad rows); nothing was written.
+
+    The CLI prints each of :attr:`problems` on a line of its own, then the summary.
+    """
+
+    def __init__(self, source: object, problems: list[str] | tuple[str, ...]) -> None:
+        self.problems = tuple(problems)
+        count = len(self.problems)
+        super().__init__(
+            f"{source}: {count} problem{'s' if count != 1 else ''}; nothing was written"
+        )
+
+
 class ConflictError(TracktaleError):
     """A write that contradicts what is already stored, where the first one wins.
 

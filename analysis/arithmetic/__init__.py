@@ -56,7 +56,7 @@ from tracktale.analysis.arithmetic.tables import (
     set_references,
     write_table,
 )
-from tracktale.analysis.outputs import Outputs, written_paths
+from tracktale.analysis.report.outputs import Outputs, written_paths
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,9 +1,9 @@
 """The arithmetic paper's figures (2-7, 10-17, 19), drawn from the tables of :mod:`.tables`.
 
 Each function draws on :class:`matplotlib.figure.Figure` objects in the project's style
-(:mod:`tracktale.analysis.style`) and writes PNG, PDF and SVG without creation dates, returning
-the figure (its files and its caption; ``None`` when there is nothing to draw). Models are
-labelled with the paper's abbreviations where they are its models. The paper describes Figures
+(:mod:`tracktale.analysis.report.style`) and writes PNG, PDF and SVG without creation dates,
+returning the figure (its files and its caption; ``None`` when there is nothing to draw). Models
+are labelled with the paper's abbreviations where they are its models. The paper describes Figures
 3, 7 and 10-17 in words only; how they are drawn here is our reading (see the README), and
 their captions say so: Figure 3 bars FAA beside CAA per model, Figure 7 shows the AP
 distribution per model as box plots (quartiles, 5th-95th percentile whiskers, the mean),
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracktale.analysis.arithmetic.paper_models import short_label
 from tracktale.analysis.arithmetic.tables import OPERATION_NAMES, OPERATION_ORDER, POOLED
-from tracktale.analysis.style import OKABE_ITO, SavedFigure, save_figure, styled
+from tracktale.analysis.report.style import OKABE_ITO, SavedFigure, save_figure, styled
 
 if TYPE_CHECKING:
     import pandas as pd

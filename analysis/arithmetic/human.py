@@ -3,7 +3,7 @@
 The paper has no human study; this table and figure are ours. People's trials are scored by
 the server with the models' own scorer (:mod:`tracktale.stimuli.arithmetic.typed`), so their
 ``correct`` is FAA by the same definition. A participant answers several procedures, so
-people's intervals resample participants (:func:`~tracktale.analysis.stats.
+people's intervals resample participants (:func:`~tracktale.analysis.stats.proportions.
 clustered_accuracy_interval`: BCa over participants, Wilson over the pooled trials where
 participants show no variation, never a zero-width [1, 1] at 20/20), as the narrative report
 does; the models' intervals are those of the paper's Figure 2 (over items).
@@ -27,7 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracktale.analysis.outputs import Outputs, written_paths
+from tracktale.analysis.report.outputs import Outputs, written_paths
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,7 +63,7 @@ def human_horizon_table(
     """
     import pandas as pd
 
-    from tracktale.analysis.stats import clustered_accuracy_interval
+    from tracktale.analysis.stats.proportions import clustered_accuracy_interval
 
     main = human[human["role"] == "main"] if "role" in human.columns else human
     records = []

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from tracktale.analysis.arithmetic.paper_models import PAPER_MODELS, paper_model, short_label
 from tracktale.analysis.arithmetic.rows import FACTORS, factor_rows
-from tracktale.analysis.tables import to_latex
+from tracktale.analysis.report.tables import to_latex
 from tracktale.atomic import atomic_write_text
 from tracktale.errors import TracktaleError
 from tracktale.stimuli.arithmetic.scoring import caa_column, faa_column
@@ -69,7 +69,7 @@ def rate_interval(
     Raises:
         TracktaleError: For an unknown interval.
     """
-    from tracktale.analysis.stats import proportion_interval
+    from tracktale.analysis.stats.proportions import proportion_interval
 
     if interval == "wilson":
         return proportion_interval(successes, n, LEVEL)
@@ -197,7 +197,7 @@ def models_table(rows: pd.DataFrame) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from tracktale.analysis.catalog import describe_model
+    from tracktale.analysis.data.catalog import describe_model
 
     records = []
     for model in sorted(set(rows["model"])):

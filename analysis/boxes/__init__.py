@@ -35,7 +35,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tracktale.analysis.outputs import Outputs, written_paths
+from tracktale.analysis.report.outputs import Outputs, written_paths
 from tracktale.stimuli.boxes.scoring import ScoringRules
 
 if TYPE_CHECKING:

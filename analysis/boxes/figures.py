@@ -20,7 +20,7 @@ from tracktale.analysis.boxes.transitions import (
     NAMES,
     WRONG_OUTCOMES,
 )
-from tracktale.analysis.style import SavedFigure
+from tracktale.analysis.report.style import SavedFigure
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -8,7 +8,7 @@ as a model output without any state does under our rules.
 
 Intervals resample participants (a participant's trials are not independent): the pooled
 mean of a cell with a BCa bootstrap over participants, the interval the narrative analysis
-gives human accuracy (:func:`tracktale.analysis.stats.clustered_accuracy_interval`); the
+gives human accuracy (:func:`tracktale.analysis.stats.proportions.clustered_accuracy_interval`); the
 models' rows keep their bootstrap over instances.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from tracktale.analysis.boxes.scores import METRICS, order_rows, row_factors, scored_items
-from tracktale.analysis.stats import clustered_accuracy_interval
+from tracktale.analysis.stats.proportions import clustered_accuracy_interval
 from tracktale.stimulus_set import StimulusSet
 
 HUMAN_MODEL_ID = "people"
@@ -95,7 +95,7 @@ def simulate_human_trials(
     """Simulated people on a boxes human set, without a server (tests, power analysis).
 
     Each participant gets the session the study would give (the list the server assigns,
-    :func:`tracktale.experiment.design.assign_list`, nobody dropping out), answers every
+    :func:`tracktale.experiment.study.design.assign_list`, nobody dropping out), answers every
     trial as :meth:`tracktale.experiment.paradigms.boxes.BoxesStudy.behave` does (per-state
     errors that grow with the steps), and is scored as the server scores.
 
@@ -106,10 +106,10 @@ def simulate_human_trials(
     import random
     from collections import Counter
 
-    from tracktale.experiment.config import Timing
-    from tracktale.experiment.design import DesignConfig, assign_list
     from tracktale.experiment.paradigms import get_human_study
-    from tracktale.experiment.simulate import draw_person
+    from tracktale.experiment.simulation.run import draw_person
+    from tracktale.experiment.study.config import Timing
+    from tracktale.experiment.study.design import DesignConfig, assign_list
 
     study = get_human_study("boxes")
     timing = dict(Timing(**study.timing).__dict__)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from tracktale.analysis.exclusions import apply_exclusions
-from tracktale.analysis.report import ReportContext, SectionResult, per_set_sections
+from tracktale.analysis.data.exclusions import apply_exclusions
+from tracktale.analysis.report.build import ReportContext, SectionResult, per_set_sections
 
 
 def models_section(context: ReportContext) -> list[SectionResult] | None:

@@ -15,7 +15,7 @@ import pandas as pd
 
 from tracktale.analysis.boxes.figures import model_label
 from tracktale.analysis.boxes.scores import ROW_FACTORS
-from tracktale.analysis.tables import to_latex
+from tracktale.analysis.report.tables import to_latex
 from tracktale.atomic import atomic_write
 
 LABELS = {

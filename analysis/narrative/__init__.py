@@ -1,7 +1,7 @@
 """Analysis of the narrative paradigm: the entity-tracking paper's tables, figures and tests.
 
 The report sections of the paradigm are declared here, in the order the page shows them
-(:data:`SECTIONS`; :mod:`tracktale.analysis.report` imports them when a report has narrative
+(:data:`SECTIONS`; :mod:`tracktale.analysis.report.build` imports them when a report has narrative
 rows): the human participants (:mod:`.sections`, with the inference of
 :mod:`.human_inference`), the models as case studies (:mod:`.casestudies`, :mod:`.figures`),
 people and models side by side (:mod:`.side_by_side`), the template manipulation check

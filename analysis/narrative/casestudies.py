@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from tracktale.analysis.stats import accuracy_table
+from tracktale.analysis.stats.proportions import accuracy_table
 from tracktale.errors import TracktaleError
 from tracktale.models.tasks import judged_tasks
 

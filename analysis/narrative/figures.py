@@ -1,11 +1,11 @@
 """The paper's Figures 3-7 and the case-study figures, drawn from the tidy trial table.
 
 Each function takes the analysed human trials and/or the model rows, writes PNG, PDF and SVG
-into ``folder`` and returns the :class:`~tracktale.analysis.style.SavedFigure`, or ``None``
+into ``folder`` and returns the :class:`~tracktale.analysis.report.style.SavedFigure`, or ``None``
 when the data it needs is absent (e.g. no Pythia results), so a report shows what it can.
 Error bars are 95% intervals: for people a BCa bootstrap over participants (their trials are
 not independent), for models Wilson intervals over the items (each scored once);
-see :mod:`tracktale.analysis.stats`.
+see :mod:`tracktale.analysis.stats.proportions`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracktale.analysis.narrative.casestudies import final_models
-from tracktale.analysis.stats import accuracy_table
-from tracktale.analysis.style import (
+from tracktale.analysis.report.style import (
     HUMAN_COLOUR,
     OKABE_ITO,
     TEMPLATE_COLOURS,
@@ -27,6 +26,7 @@ from tracktale.analysis.style import (
     sequential_colours,
     styled,
 )
+from tracktale.analysis.stats.proportions import accuracy_table
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,6 +1,6 @@
 """The human section's inference: the default that holds for items, then the paper's.
 
-The section leads with the method of :func:`~tracktale.analysis.inference.resolve_method`
+The section leads with the method of :func:`~tracktale.analysis.stats.inference.resolve_method`
 (``glmer`` where R has lme4, else the two-way clustered GLM), with the task contrast at each
 complexity and the marginal probabilities; with glmer also the variance components and ICCs,
 the model comparison and the likelihood-ratio tests. The paper's participant-clustered GLMs
@@ -23,15 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracktale.analysis.glm import GLMFit, fit_human_glm
-from tracktale.analysis.inference import METHOD_LABELS, TWO_WAY_REFERENCE
-from tracktale.analysis.tables import SavedTable, save_table
+from tracktale.analysis.report.tables import SavedTable, save_table
+from tracktale.analysis.stats.glm import GLMFit, fit_human_glm
+from tracktale.analysis.stats.inference import METHOD_LABELS, TWO_WAY_REFERENCE
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from tracktale.analysis.mixed_analysis import MixedAnalysis
+    from tracktale.analysis.stats.mixed_analysis import MixedAnalysis
 
 WHY = (
     "Complexity and focus vary only between items, so the items' own variation is part of "
@@ -88,8 +88,8 @@ def _glms(analysed: pd.DataFrame, options: Any, out: HumanInference) -> None:
 
 
 def _mixed(analysed: pd.DataFrame, options: Any, out: HumanInference) -> MixedAnalysis | None:
-    from tracktale.analysis.mixed import approximate_warning
-    from tracktale.analysis.mixed_analysis import fit_mixed_models
+    from tracktale.analysis.stats.mixed import approximate_warning
+    from tracktale.analysis.stats.mixed_analysis import fit_mixed_models
 
     if options.engine == "none":
         return None
@@ -134,7 +134,7 @@ def lead_method(requested: str, analysis: MixedAnalysis | None) -> str:
 
 
 def _recency_permutation(analysed: pd.DataFrame, options: Any, out: HumanInference) -> None:
-    from tracktale.analysis.permutation import PERMUTATIONS, recency_test_of_trials
+    from tracktale.analysis.stats.permutation import PERMUTATIONS, recency_test_of_trials
 
     permutations = getattr(options, "permutations", PERMUTATIONS)
     if not permutations:
@@ -152,7 +152,7 @@ def _recency_permutation(analysed: pd.DataFrame, options: Any, out: HumanInferen
 
 
 def _complexity_permutation(analysed: pd.DataFrame, options: Any, out: HumanInference) -> None:
-    from tracktale.analysis.permutation import PERMUTATIONS, complexity_test_of_trials
+    from tracktale.analysis.stats.permutation import PERMUTATIONS, complexity_test_of_trials
 
     permutations = getattr(options, "permutations", PERMUTATIONS)
     if not permutations:
@@ -296,7 +296,7 @@ def _glm_tables(out: HumanInference, prefix: str, method: str, save, shown: bool
 def _lead_tables(out: HumanInference, analysis: Any, levels: list[float], save) -> None:
     import pandas as pd
 
-    from tracktale.analysis.contrasts import glm_marginal_tables, mixed_marginal_tables
+    from tracktale.analysis.stats.contrasts import glm_marginal_tables, mixed_marginal_tables
 
     label = METHOD_LABELS[out.method]
     if out.method == "glmer":

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from tracktale.analysis.stats import Z95
+from tracktale.analysis.stats.proportions import Z95
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:

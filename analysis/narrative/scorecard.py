@@ -8,10 +8,10 @@ row the scorecard finds this run's value, its 95% interval where one exists, the
 (run minus paper) and whether the paper's value lies inside the run's interval.
 
 Intervals are never computed here: accuracies come from the same accuracy tables the report
-prints (:func:`tracktale.analysis.stats.accuracy_table` and the case-study tables built on it),
-GLM coefficients from the fitted models (b +/- 1.96 SE, the odds ratio's own interval), and the
-manipulation check from its own table, so the scorecard always shows the intervals the analysis
-stage provides.
+prints (:func:`tracktale.analysis.stats.proportions.accuracy_table` and the case-study tables
+built on it), GLM coefficients from the fitted models (b +/- 1.96 SE, the odds ratio's own
+interval), and the manipulation check from its own table, so the scorecard always shows the
+intervals the analysis stage provides.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from tracktale.analysis.report import ReportContext, SectionResult
-from tracktale.analysis.tables import save_table
+from tracktale.analysis.report.build import ReportContext, SectionResult
+from tracktale.analysis.report.tables import save_table
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:
@@ -302,7 +302,7 @@ _BOUNDS = {"below": "< ", "at_most": "at most "}
 
 
 def _number(value: float, unit: str, paper: bool = False) -> str:
-    from tracktale.analysis.glm import format_p
+    from tracktale.analysis.stats.glm import format_p
 
     if value is None or math.isnan(value):
         return ""

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import html
 
-from tracktale.analysis.exclusions import apply_exclusions
+from tracktale.analysis.data.exclusions import apply_exclusions
 from tracktale.analysis.narrative import casestudies, figures
 from tracktale.analysis.narrative.human_inference import human_inference
-from tracktale.analysis.report import ReportContext, SectionResult
-from tracktale.analysis.stats import accuracy_table
-from tracktale.analysis.style import SavedFigure
-from tracktale.analysis.tables import save_table
+from tracktale.analysis.report.build import ReportContext, SectionResult
+from tracktale.analysis.report.style import SavedFigure
+from tracktale.analysis.report.tables import save_table
+from tracktale.analysis.stats.proportions import accuracy_table
 from tracktale.errors import TracktaleError
 from tracktale.models.tasks import judged_tasks
 

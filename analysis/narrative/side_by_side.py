@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING
 
 from tracktale.analysis.narrative.casestudies import final_models
 from tracktale.analysis.narrative.figures import _errorbar
-from tracktale.analysis.report import ReportContext, SectionResult
-from tracktale.analysis.stats import accuracy_table
-from tracktale.analysis.style import (
+from tracktale.analysis.report.build import ReportContext, SectionResult
+from tracktale.analysis.report.style import (
     HUMAN_COLOUR,
     OKABE_ITO,
     TEMPLATE_COLOURS,
@@ -29,7 +28,8 @@ from tracktale.analysis.style import (
     save_figure,
     styled,
 )
-from tracktale.analysis.tables import save_table
+from tracktale.analysis.report.tables import save_table
+from tracktale.analysis.stats.proportions import accuracy_table
 from tracktale.models.tasks import task_names
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
 """Lab mode: the human study in a PsychoPy window, for in-lab sessions.
 
-One design, two front ends: a lab session is built by :mod:`tracktale.experiment.design`, run
-by the study's rules (:class:`~tracktale.experiment.service.StudyService`), scored by
-:mod:`tracktale.experiment.scoring` and stored in the study database exactly like a browser
+One design, two front ends: a lab session is built by :mod:`tracktale.experiment.study.design`, run
+by the study's rules (:class:`~tracktale.experiment.study.service.StudyService`), scored by
+:mod:`tracktale.experiment.study.scoring` and stored in the study database exactly like a browser
 session, marked ``source="lab"``. The pieces:
 
 - :mod:`.session`: :class:`~.session.LabSession`, the participant's session as the study sees

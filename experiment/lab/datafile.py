@@ -16,8 +16,8 @@ from typing import Any
 
 from psychopy import data, logging
 
-from tracktale.experiment.design import PlannedTrial
 from tracktale.experiment.lab.session import LabSession, Reading, Response
+from tracktale.experiment.study.design import PlannedTrial
 
 
 class LabDataFile:

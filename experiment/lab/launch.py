@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.config import StudyConfig
+from tracktale.experiment.study.config import StudyConfig
 from tracktale.settings import data_dir
 from tracktale.stimulus_set import StimulusSet
 
@@ -89,8 +89,8 @@ def run_lab(
     """
     require_psychopy()
     from tracktale.experiment.lab.session import LabSession, check_participant_key
-    from tracktale.experiment.service import StudyService, load_stimuli
-    from tracktale.experiment.storage import Storage
+    from tracktale.experiment.storage.store import Storage
+    from tracktale.experiment.study.service import StudyService, load_stimuli
 
     check_participant_key(participant)
     stimuli = stimulus_set or load_stimuli(config)

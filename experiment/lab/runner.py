@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tracktale.ethics import load_document
-from tracktale.experiment.config import StudyConfig
-from tracktale.experiment.design import PlannedTrial
-from tracktale.experiment.instructions import CHOICE_KEYS, GENDERS, instructions
 from tracktale.experiment.lab.session import LabSession, Reading, Response
+from tracktale.experiment.study.config import StudyConfig
+from tracktale.experiment.study.design import PlannedTrial
+from tracktale.experiment.study.instructions import CHOICE_KEYS, GENDERS, instructions
 
 CONTINUE = "space"
 """The key that moves on from a text screen (and ends the reading screen)."""

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.design import PlannedTrial
-from tracktale.experiment.scoring import ScoredResponse, present_trial, score_trial
-from tracktale.experiment.service import SURVEY_QUESTIONS, StudyService
-from tracktale.experiment.storage import Participant
-from tracktale.experiment.validation import (
+from tracktale.experiment.storage.store import Participant
+from tracktale.experiment.study.design import PlannedTrial
+from tracktale.experiment.study.scoring import ScoredResponse, present_trial, score_trial
+from tracktale.experiment.study.service import SURVEY_QUESTIONS, StudyService
+from tracktale.experiment.study.validation import (
     IDENTIFIER,
     SURVEY_FIELDS,
     TRIAL_FIELDS,

@@ -28,15 +28,15 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.design import DesignConfig, PlannedTrial, SessionPlan
+from tracktale.experiment.study.design import DesignConfig, PlannedTrial, SessionPlan
 from tracktale.item import Item
 from tracktale.stimulus_set import StimulusSet
 
 if TYPE_CHECKING:
-    from tracktale.experiment.scoring import ScoredResponse
+    from tracktale.experiment.study.scoring import ScoredResponse
 
 _STUDIES = {
-    "narrative": "tracktale.experiment.paradigms.narrative:STUDY",
+    "narrative": "tracktale.experiment.paradigms.narrative.study:STUDY",
     "arithmetic": "tracktale.experiment.paradigms.arithmetic:STUDY",
     "boxes": "tracktale.experiment.paradigms.boxes:STUDY",
 }

@@ -27,12 +27,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.design import LIST_IDS, DesignConfig, PlannedTrial, SessionPlan
-from tracktale.experiment.instructions import session_screens
 from tracktale.experiment.paradigms import HumanStudy
 from tracktale.experiment.paradigms.single_task import practice_then_main, served, simulated_request
-from tracktale.experiment.scoring import ScoredResponse
-from tracktale.experiment.simulate import lognormal_ms
+from tracktale.experiment.simulation.run import lognormal_ms
+from tracktale.experiment.study.design import LIST_IDS, DesignConfig, PlannedTrial, SessionPlan
+from tracktale.experiment.study.instructions import session_screens
+from tracktale.experiment.study.scoring import ScoredResponse
 from tracktale.item import Item
 from tracktale.stimuli.arithmetic.executor import Number, parse_value
 from tracktale.stimulus_set import StimulusSet

@@ -29,13 +29,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.design import LIST_IDS, DesignConfig, PlannedTrial, SessionPlan
-from tracktale.experiment.instructions import _seconds as seconds_text
-from tracktale.experiment.instructions import instructions
 from tracktale.experiment.paradigms import HumanStudy
 from tracktale.experiment.paradigms.single_task import practice_then_main, served, simulated_request
-from tracktale.experiment.scoring import ScoredResponse
-from tracktale.experiment.simulate import lognormal_ms
+from tracktale.experiment.simulation.run import lognormal_ms
+from tracktale.experiment.study.design import LIST_IDS, DesignConfig, PlannedTrial, SessionPlan
+from tracktale.experiment.study.instructions import _seconds as seconds_text
+from tracktale.experiment.study.instructions import instructions
+from tracktale.experiment.study.scoring import ScoredResponse
 from tracktale.item import Item
 from tracktale.stimulus_set import StimulusSet
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.design import DesignConfig, PlannedTrial, SessionPlan
+from tracktale.experiment.study.design import DesignConfig, PlannedTrial, SessionPlan
 from tracktale.item import Item
 from tracktale.stimulus_set import StimulusSet
 

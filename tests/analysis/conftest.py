@@ -26,7 +26,7 @@ def small_model_set():
 
 @functools.cache
 def _simulated_human(n: int, seed: int, guessers: float):
-    from tracktale.analysis.simulate import SimulationParams, simulate_human_data
+    from tracktale.analysis.power.simulate import SimulationParams, simulate_human_data
 
     human_set = _generated("narrative", "human", 1)
     return simulate_human_data(human_set, n, SimulationParams(guessers=guessers), seed=seed)
@@ -40,7 +40,7 @@ def simulated_human():
 
 @pytest.fixture(scope="session")
 def model_results(small_model_set):
-    from tracktale.analysis.simulate import simulate_model_results
+    from tracktale.analysis.power.simulate import simulate_model_results
 
     return simulate_model_results(small_model_set, MODELS, seed=3)
 
@@ -48,7 +48,7 @@ def model_results(small_model_set):
 @pytest.fixture(scope="session")
 def trial_table(human_set, small_model_set, simulated_human, model_results):
     """The tidy table of the simulated people and models."""
-    from tracktale.analysis.data import build_trial_table, item_table, load_model_results
+    from tracktale.analysis.data.tidy import build_trial_table, item_table, load_model_results
 
     items = item_table([human_set, small_model_set])
     return build_trial_table(items, simulated_human, load_model_results(model_results))

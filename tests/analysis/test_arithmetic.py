@@ -17,7 +17,7 @@ from tracktale.analysis.arithmetic import (
     scored_rows,
 )
 from tracktale.analysis.arithmetic.figures import plot_faa_by_horizon
-from tracktale.analysis.tables import to_latex
+from tracktale.analysis.report.tables import to_latex
 from tracktale.errors import TracktaleError
 from tracktale.stimuli.registry import get_paradigm
 

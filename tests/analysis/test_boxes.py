@@ -20,7 +20,7 @@ from tracktale.analysis.boxes.transitions import (
     label_transitions,
     transition_counts,
 )
-from tracktale.analysis.tables import to_latex
+from tracktale.analysis.report.tables import to_latex
 from tracktale.errors import TracktaleError
 from tracktale.stimuli.boxes import PARADIGM
 

@@ -12,7 +12,7 @@ from tracktale.analysis.boxes.human_rows import (
     human_scored_items,
     simulate_human_trials,
 )
-from tracktale.analysis.stats import CLUSTER_BOOTSTRAP
+from tracktale.analysis.stats.proportions import CLUSTER_BOOTSTRAP
 from tracktale.stimuli.registry import get_paradigm
 
 
@@ -41,7 +41,7 @@ def test_simulated_people_answer_like_the_server_scores(boxes_set, people):
 def test_simulated_people_get_the_lists_the_study_server_assigns(people):
     from collections import Counter
 
-    from tracktale.experiment.design import LIST_IDS, assign_list
+    from tracktale.experiment.study.design import LIST_IDS, assign_list
 
     counts: Counter[str] = Counter()
     served = []

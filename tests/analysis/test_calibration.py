@@ -10,7 +10,7 @@ all items, are exact by construction: an expected 3 of 60 each; the median of 60
 lies in [0.3, 0.7] but with P < 0.003, so a test that never rejects (p all 1) is caught too.
 """
 
-from tracktale.analysis.calibration import (
+from tracktale.analysis.power.calibration import (
     GLM_VARIANTS,
     NullScenario,
     glm_calibration,
@@ -38,9 +38,9 @@ def test_the_two_way_glm_holds_the_complexity_null_where_the_papers_does_not(hum
 def test_a_power_scenario_carries_its_recency_effect_and_leaves_the_null_streams_alone(human_set):
     import numpy as np
 
-    from tracktale.analysis.calibration import null_studies
-    from tracktale.analysis.exclusions import ExclusionRules, apply_exclusions
-    from tracktale.analysis.simulate import human_design, simulate_outcomes
+    from tracktale.analysis.data.exclusions import ExclusionRules, apply_exclusions
+    from tracktale.analysis.power.calibration import null_studies
+    from tracktale.analysis.power.simulate import human_design, simulate_outcomes
 
     null = NullScenario(participants=48, item_sd=0.2, seed=3)
     effect = NullScenario(participants=48, item_sd=0.2, seed=3, recency=-1.0)

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tracktale.analysis.data import model_trial_rows
+from tracktale.analysis.data.tidy import model_trial_rows
 from tracktale.analysis.narrative import casestudies
 from tracktale.analysis.narrative.manipulation import template_logprob_ratios
 from tracktale.errors import TracktaleError

@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tracktale.analysis.cluster import clustered_inference, multiway_cluster_cov
-from tracktale.analysis.glm import design_frame, fit_clustered_logit, fit_human_glm, glm_terms
-from tracktale.analysis.simulate import SimulationParams, human_design, simulate_outcomes
+from tracktale.analysis.power.simulate import SimulationParams, human_design, simulate_outcomes
+from tracktale.analysis.stats.cluster import clustered_inference, multiway_cluster_cov
+from tracktale.analysis.stats.glm import design_frame, fit_clustered_logit, fit_human_glm, glm_terms
 from tracktale.errors import TracktaleError
 
 

@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from tracktale.analysis.data import (
+from tracktale.analysis.data.tidy import (
     build_trial_table,
     item_table,
     load_human_trials,
@@ -114,8 +114,8 @@ def test_no_data_at_all_is_an_error(human_set):
 def test_human_trials_load_straight_from_the_study_database(tmp_path, monkeypatch):
     import dataclasses
 
-    from tracktale.experiment.config import load_study
-    from tracktale.experiment.simulate import simulate_study
+    from tracktale.experiment.simulation.run import simulate_study
+    from tracktale.experiment.study.config import load_study
 
     url = f"sqlite:///{tmp_path / 'study.db'}"
     monkeypatch.delenv("DATABASE_URL", raising=False)
@@ -135,7 +135,7 @@ def test_a_database_without_a_study_is_a_one_line_error(tmp_path):
 
 
 def test_condition_keys_that_collide_with_trial_columns_are_prefixed():
-    from tracktale.analysis.data import _prefixed
+    from tracktale.analysis.data.tidy import _prefixed
 
     assert _prefixed({"task": "x", "complexity": 2}, "condition_") == {
         "condition_task": "x",
@@ -155,7 +155,7 @@ def test_a_database_that_is_not_a_study_is_a_one_line_error(tmp_path):
 
 
 def test_a_database_password_never_reaches_the_report():
-    from tracktale.analysis.data import _without_password
+    from tracktale.analysis.data.tidy import _without_password
 
     assert _without_password("postgresql+psycopg://ann:s3cret@db:5432/study") == (
         "postgresql+psycopg://ann:***@db:5432/study"

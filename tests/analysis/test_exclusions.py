@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from tracktale.analysis.exclusions import ExclusionRules, apply_exclusions
+from tracktale.analysis.data.exclusions import ExclusionRules, apply_exclusions
 
 
 def _trials(accuracies):

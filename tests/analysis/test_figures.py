@@ -3,7 +3,7 @@ import sys
 import matplotlib
 import pytest
 
-from tracktale.analysis.exclusions import apply_exclusions
+from tracktale.analysis.data.exclusions import apply_exclusions
 from tracktale.analysis.narrative import casestudies, figures
 from tracktale.analysis.narrative.manipulation import template_logprob_ratios
 

@@ -6,8 +6,8 @@ import pytest
 import statsmodels.api as sm
 import statsmodels.formula.api as smf
 
-from tracktale.analysis.glm import design_frame, fit_human_glm
-from tracktale.analysis.simulate import SimulationParams, human_design, simulate_outcomes
+from tracktale.analysis.power.simulate import SimulationParams, human_design, simulate_outcomes
+from tracktale.analysis.stats.glm import design_frame, fit_human_glm
 from tracktale.errors import TracktaleError
 
 

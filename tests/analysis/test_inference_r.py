@@ -14,12 +14,12 @@ import pandas as pd
 import pytest
 
 from tests.conftest import require
-from tracktale.analysis.contrasts import glm_marginal_tables, mixed_marginal_tables
-from tracktale.analysis.glm import design_frame, fit_human_glm
-from tracktale.analysis.lme4 import rscript_path
-from tracktale.analysis.mixed import mixed_frame
-from tracktale.analysis.mixed_analysis import fit_mixed_models
-from tracktale.analysis.simulate import SimulationParams, human_design, simulate_outcomes
+from tracktale.analysis.power.simulate import SimulationParams, human_design, simulate_outcomes
+from tracktale.analysis.stats.contrasts import glm_marginal_tables, mixed_marginal_tables
+from tracktale.analysis.stats.glm import design_frame, fit_human_glm
+from tracktale.analysis.stats.lme4 import rscript_path
+from tracktale.analysis.stats.mixed import mixed_frame
+from tracktale.analysis.stats.mixed_analysis import fit_mixed_models
 
 
 @functools.cache

@@ -2,11 +2,11 @@ import numpy as np
 import pytest
 
 from tests.conftest import require
-from tracktale.analysis.glm import task_coding_note
-from tracktale.analysis.lme4 import fit_glmer, lme4_available
-from tracktale.analysis.mixed import fit_mixed, mixed_frame
-from tracktale.analysis.mixed_analysis import fit_mixed_models
-from tracktale.analysis.simulate import SimulationParams, human_design, simulate_outcomes
+from tracktale.analysis.power.simulate import SimulationParams, human_design, simulate_outcomes
+from tracktale.analysis.stats.glm import task_coding_note
+from tracktale.analysis.stats.lme4 import fit_glmer, lme4_available
+from tracktale.analysis.stats.mixed import fit_mixed, mixed_frame
+from tracktale.analysis.stats.mixed_analysis import fit_mixed_models
 from tracktale.errors import TracktaleError
 
 TRUTH = SimulationParams(participant_sd=0.8, item_sd=0.3, complexity=-0.5)
@@ -112,7 +112,7 @@ def test_glmer_batch_fits_equal_single_fits(trials):
     require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
     import pandas as pd
 
-    from tracktale.analysis.glmer_batch import fit_batch
+    from tracktale.analysis.stats.glmer_batch import fit_batch
 
     frame = mixed_frame(trials, None)
     formula = "correct ~ complexity_z * task_s + (1 | agent) + (1 | item_id)"

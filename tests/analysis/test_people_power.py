@@ -8,7 +8,7 @@ import pytest
 
 from tests.app.test_cli import run
 from tests.conftest import _generated
-from tracktale.analysis.people_power import (
+from tracktale.analysis.power.people import (
     PeoplePowerSettings,
     default_effects,
     list_designs,
@@ -30,9 +30,9 @@ def people_set(paradigm):
 @pytest.mark.parametrize("paradigm", ["boxes", "arithmetic"])
 def test_the_generating_model_is_the_study_s_simulated_people(paradigm):
     """At the default effects a trial's chance is what the study's own simulated person has."""
-    from tracktale.experiment.design import LIST_IDS, DesignConfig
     from tracktale.experiment.paradigms import arithmetic, boxes, get_human_study
-    from tracktale.experiment.simulate import SimulatedPerson
+    from tracktale.experiment.simulation.run import SimulatedPerson
+    from tracktale.experiment.study.design import LIST_IDS, DesignConfig
 
     stimulus_set = people_set(paradigm)
     plan = get_human_study(paradigm).build_session(stimulus_set, LIST_IDS[1], 0, DesignConfig())

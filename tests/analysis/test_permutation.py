@@ -1,4 +1,4 @@
-"""The recency test by item permutation (tracktale.analysis.permutation)."""
+"""The recency test by item permutation (tracktale.analysis.stats.permutation)."""
 
 from __future__ import annotations
 
@@ -9,19 +9,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tracktale.analysis.calibration import NullScenario, null_studies
 from tracktale.analysis.narrative.human_inference import (
     HumanInference,
     _complexity_permutation,
     _recency_permutation,
     _with_permutation_p,
 )
-from tracktale.analysis.permutation import (
+from tracktale.analysis.power.calibration import NullScenario, null_studies
+from tracktale.analysis.power.simulate import SimulationParams, human_design, simulate_outcomes
+from tracktale.analysis.stats.permutation import (
     complexity_test_of_trials,
     recency_test_of_trials,
     stratified_permutation_p,
 )
-from tracktale.analysis.simulate import SimulationParams, human_design, simulate_outcomes
 from tracktale.errors import TracktaleError
 
 
@@ -121,7 +121,7 @@ def test_a_recency_constant_within_every_complexity_gives_no_p_and_a_warning():
 
 
 def test_a_model_1_that_cannot_be_fitted_is_one_clear_error(monkeypatch):
-    from tracktale.analysis import glm
+    from tracktale.analysis.stats import glm
 
     def fails(*_args, **_kwargs):
         raise ValueError("singular design matrix")
@@ -186,7 +186,7 @@ def test_a_complexity_that_varies_within_an_item_is_a_warning_not_a_test():
 
 
 def test_a_task_only_model_that_cannot_be_fitted_is_one_clear_error(monkeypatch):
-    from tracktale.analysis import glm
+    from tracktale.analysis.stats import glm
 
     def fails(*_args, **_kwargs):
         raise ValueError("singular design matrix")

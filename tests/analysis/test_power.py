@@ -2,10 +2,10 @@ import pytest
 
 from tests.app.test_cli import run
 from tests.conftest import require
-from tracktale.analysis.inference import METHOD_LABELS
-from tracktale.analysis.lme4 import lme4_available
-from tracktale.analysis.power import PowerSettings, simulate_power
-from tracktale.analysis.simulate import SimulationParams
+from tracktale.analysis.power.design import PowerSettings, simulate_power
+from tracktale.analysis.power.simulate import SimulationParams
+from tracktale.analysis.stats.inference import METHOD_LABELS
+from tracktale.analysis.stats.lme4 import lme4_available
 from tracktale.errors import TracktaleError
 
 
@@ -95,7 +95,7 @@ def test_power_command_writes_table_and_curve(tmp_path, capsys):
 
 
 def test_simulate_command_writes_a_study_export(tmp_path, capsys):
-    from tracktale.analysis.data import load_human_trials
+    from tracktale.analysis.data.tidy import load_human_trials
 
     argv = ["analysis", "simulate", "--participants", "4", "--out", str(tmp_path), "--format",
             "parquet"]  # fmt: skip
@@ -109,7 +109,7 @@ def test_recency_power_counts_the_permutation_test_under_the_reports_methods(
     human_set, monkeypatch
 ):
     """The report tests recency by item permutation, so its power is that test's power."""
-    from tracktale.analysis import power
+    from tracktale.analysis.power import design as power
 
     seen = []
     original = power._permutation_p
@@ -136,7 +136,7 @@ def test_recency_power_counts_the_permutation_test_under_the_reports_methods(
 
 def test_complexity_power_counts_the_permutation_test_in_model_1_only(human_set, monkeypatch):
     """The report's complexity permutation p is on model 1's row: model 2 keeps the Wald p."""
-    from tracktale.analysis import power
+    from tracktale.analysis.power import design as power
 
     seen = []
     original = power._permutation_p

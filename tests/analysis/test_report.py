@@ -5,9 +5,9 @@ import pytest
 
 from tests.app.test_cli import run
 from tests.conftest import require
-from tracktale.analysis import report as report_module
-from tracktale.analysis.data import select
-from tracktale.analysis.report import ReportOptions, SectionResult, build_report, run_sections
+from tracktale.analysis.data.tidy import select
+from tracktale.analysis.report import build as report_module
+from tracktale.analysis.report.build import ReportOptions, SectionResult, build_report, run_sections
 from tracktale.stimulus_set import write_stimulus_set
 
 
@@ -145,7 +145,7 @@ def test_the_report_needs_some_data(inputs, tmp_path, capsys):
 def test_rows_of_sets_not_given_are_left_aside_and_unknown_items_of_a_given_set_refused(
     human_set, small_model_set, simulated_human, model_results
 ):
-    from tracktale.analysis.data import (
+    from tracktale.analysis.data.tidy import (
         build_trial_table,
         describe_left_aside,
         item_table,
@@ -186,7 +186,7 @@ def test_an_unknown_template_or_model_is_named(inputs, tmp_path, capsys, extra, 
 
 
 def test_an_empty_selection_is_named(trial_table):
-    from tracktale.analysis.report import restrict_models
+    from tracktale.analysis.report.build import restrict_models
     from tracktale.errors import TracktaleError
 
     humans_only = trial_table[trial_table["agent_kind"] == "human"]
@@ -202,13 +202,13 @@ def test_an_empty_selection_is_named(trial_table):
 def test_sections_that_write_files_become_report_sections(tmp_path):
     import pandas as pd
 
-    from tracktale.analysis.outputs import Outputs
-    from tracktale.analysis.report import SectionResult, render_html
+    from tracktale.analysis.report.build import SectionResult, render_html
+    from tracktale.analysis.report.outputs import Outputs
 
     scores = pd.DataFrame({"model": ["m"], "score": [0.5]})
     scores.to_csv(tmp_path / "scores.csv", index=False)
     (tmp_path / "scores.tex").write_text("tex")
-    from tracktale.analysis.style import new_figure, save_figure, styled
+    from tracktale.analysis.report.style import new_figure, save_figure, styled
 
     with styled():
         curve = save_figure(new_figure(1), tmp_path, "curve", "A curve of scores")
@@ -290,7 +290,7 @@ def test_without_r_the_report_leads_with_the_two_way_glm_and_says_so(
 
 
 def test_with_r_the_report_shows_lrts_random_effects_and_contrasts(inputs, tmp_path, capsys):
-    from tracktale.analysis.lme4 import lme4_available
+    from tracktale.analysis.stats.lme4 import lme4_available
 
     require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
     out = tmp_path / "report"
@@ -365,9 +365,9 @@ def test_everyone_excluded_is_a_warning_not_a_traceback(inputs, tmp_path, capsys
 def test_text_in_tables_captions_and_warnings_is_escaped(tmp_path):
     import pandas as pd
 
-    from tracktale.analysis.report import SectionResult, render_html
-    from tracktale.analysis.style import new_figure, save_figure, styled
-    from tracktale.analysis.tables import save_table
+    from tracktale.analysis.report.build import SectionResult, render_html
+    from tracktale.analysis.report.style import new_figure, save_figure, styled
+    from tracktale.analysis.report.tables import save_table
 
     attack = "<script>alert(1)</script>"
     table = pd.DataFrame({attack: [attack, "plain"]})
@@ -391,8 +391,8 @@ def test_text_in_tables_captions_and_warnings_is_escaped(tmp_path):
 def test_whole_number_columns_show_integers_and_real_ones_keep_their_decimals():
     import pandas as pd
 
-    from tracktale.analysis.render import html_table
-    from tracktale.analysis.tables import to_latex
+    from tracktale.analysis.report.render import html_table
+    from tracktale.analysis.report.tables import to_latex
 
     table = pd.DataFrame(
         {

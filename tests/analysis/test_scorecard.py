@@ -5,11 +5,11 @@ import math
 import pandas as pd
 import pytest
 
-from tracktale.analysis.exclusions import apply_exclusions
-from tracktale.analysis.glm import fit_human_glm
+from tracktale.analysis.data.exclusions import apply_exclusions
 from tracktale.analysis.narrative import scorecard
-from tracktale.analysis.report import ReportContext, ReportOptions
-from tracktale.analysis.stats import accuracy_table
+from tracktale.analysis.report.build import ReportContext, ReportOptions
+from tracktale.analysis.stats.glm import fit_human_glm
+from tracktale.analysis.stats.proportions import accuracy_table
 
 
 def test_the_paper_values_come_from_one_file_with_their_sections():

@@ -3,7 +3,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from tracktale.analysis.simulate import (
+from tracktale.analysis.power.simulate import (
     SimulationParams,
     human_design,
     simulate_model_results,
@@ -62,7 +62,7 @@ PAPER_CELLS = {  # section 4.1: accuracy at C1 and C4 per task
 def test_simulated_people_match_the_papers_cell_means_and_coefficients(human_set):
     import pandas as pd
 
-    from tracktale.analysis.glm import fit_human_glm
+    from tracktale.analysis.stats.glm import fit_human_glm
 
     design = human_design(human_set)
     # Several studies, so that no one draw of the 46 item effects decides the outcome.
@@ -88,7 +88,7 @@ def test_simulated_people_match_the_papers_cell_means_and_coefficients(human_set
 def test_the_study_servers_simulated_people_match_the_papers_cell_means(human_set):
     import random
 
-    from tracktale.experiment.simulate import draw_person, p_correct
+    from tracktale.experiment.simulation.run import draw_person, p_correct
 
     rng = random.Random(1)
     people = [person for person in (draw_person(rng, i) for i in range(20000)) if person.attentive]
@@ -99,7 +99,7 @@ def test_the_study_servers_simulated_people_match_the_papers_cell_means(human_se
 
 
 def test_the_design_is_the_studys_own_four_lists(human_set):
-    from tracktale.experiment.design import LIST_IDS, build_session
+    from tracktale.experiment.study.design import LIST_IDS, build_session
 
     design = human_design(human_set).trials
     assert list(dict.fromkeys(design["list_id"])) == list(LIST_IDS)

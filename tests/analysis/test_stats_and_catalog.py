@@ -3,8 +3,13 @@ import math
 import pandas as pd
 import pytest
 
-from tracktale.analysis.catalog import describe_model, parse_size, training_step, training_tokens
-from tracktale.analysis.stats import (
+from tracktale.analysis.data.catalog import (
+    describe_model,
+    parse_size,
+    training_step,
+    training_tokens,
+)
+from tracktale.analysis.stats.proportions import (
     accuracy_table,
     clustered_accuracy_interval,
     mean_interval,

@@ -10,9 +10,9 @@ import pytest
 import sqlalchemy as sa
 
 from tests.conftest import require
-from tracktale.experiment.app import create_app
-from tracktale.experiment.config import Prolific, Secrets, StudyConfig
-from tracktale.experiment.storage import Storage, metadata
+from tracktale.experiment.storage.store import Storage, metadata
+from tracktale.experiment.study.config import Prolific, Secrets, StudyConfig
+from tracktale.experiment.web.app import create_app
 
 ADMIN_SECRET = "test-admin-secret-0123"
 POSTGRES_ENV = "TRACKTALE_TEST_POSTGRES_URL"
@@ -223,7 +223,7 @@ class ServerClock:
     """
 
     def __init__(self, monkeypatch) -> None:
-        from tracktale.experiment import storage as storage_module
+        from tracktale.experiment.storage import store as storage_module
 
         self.wall = 0.0
         self.mono = 0.0
@@ -232,7 +232,7 @@ class ServerClock:
             storage_module, "now", lambda: real_now() + dt.timedelta(seconds=self.wall)
         )
         try:
-            from tracktale.experiment import clock
+            from tracktale.experiment.storage import clock
         except ImportError:  # before issue 30 the server read the wall clock only
             return
         real_mono = clock.monotonic_ns

@@ -9,9 +9,9 @@ import pytest
 
 from tests.experiment.conftest import ADMIN_SECRET
 from tracktale.ethics import load_document
-from tracktale.experiment.app import create_app
-from tracktale.experiment.config import RateLimits
-from tracktale.experiment.storage import Storage
+from tracktale.experiment.storage.store import Storage
+from tracktale.experiment.study.config import RateLimits
+from tracktale.experiment.web.app import create_app
 
 
 def test_a_whole_session_ends_with_the_completion_redirect(participant, storage):

@@ -11,13 +11,13 @@ import pytest
 
 from tests.experiment.conftest import ADMIN_SECRET
 from tracktale.errors import TracktaleError
-from tracktale.experiment.app import create_app
-from tracktale.experiment.config import paradigm_defaults
-from tracktale.experiment.design import LIST_IDS, DesignConfig
 from tracktale.experiment.paradigms import get_human_study
 from tracktale.experiment.paradigms.arithmetic import STUDY, list_items, p_correct
-from tracktale.experiment.server import serve_in_thread
-from tracktale.experiment.simulate import SimulatedPerson, simulate_participants
+from tracktale.experiment.simulation.run import SimulatedPerson, simulate_participants
+from tracktale.experiment.study.config import paradigm_defaults
+from tracktale.experiment.study.design import LIST_IDS, DesignConfig
+from tracktale.experiment.web.app import create_app
+from tracktale.experiment.web.server import serve_in_thread
 from tracktale.stimuli.registry import get_paradigm
 from tracktale.stimulus_set import StimulusSet
 
@@ -180,7 +180,7 @@ def test_the_report_puts_simulated_people_beside_a_model_on_the_same_items(
 ):
     import pandas as pd
 
-    from tracktale.analysis.report import build_report
+    from tracktale.analysis.report.build import build_report
 
     with serve_in_thread(arithmetic_app) as server:
         report = simulate_participants(
@@ -237,7 +237,7 @@ def test_the_paradigm_option_runs_the_arithmetic_study_from_the_command_line(cap
 
 
 def test_probed_variables_are_evenly_spaced_steps_never_the_answer(arithmetic_set, tmp_path):
-    from tracktale.experiment.config import load_study
+    from tracktale.experiment.study.config import load_study
 
     for item in arithmetic_set.select(role="main"):
         steps = int(item.condition["horizon"])

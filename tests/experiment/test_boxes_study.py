@@ -8,12 +8,9 @@ import pandas as pd
 import pytest
 
 from tests.experiment.conftest import ADMIN_SECRET, Participant
-from tracktale.analysis.report import build_report
+from tracktale.analysis.report.build import build_report
 from tracktale.errors import TracktaleError
-from tracktale.experiment.app import create_app, page_config
-from tracktale.experiment.config import StudyConfig, load_study, study_from_dict
-from tracktale.experiment.design import LIST_IDS, DesignConfig
-from tracktale.experiment.export import export_study
+from tracktale.experiment.export.files import export_study
 from tracktale.experiment.paradigms import get_human_study
 from tracktale.experiment.paradigms.boxes import (
     answer_from_grid,
@@ -22,9 +19,12 @@ from tracktale.experiment.paradigms.boxes import (
     p_state_error,
     shown_text,
 )
-from tracktale.experiment.server import serve_in_thread
-from tracktale.experiment.simulate import SimulatedPerson, simulate_participants
-from tracktale.experiment.storage import Storage
+from tracktale.experiment.simulation.run import SimulatedPerson, simulate_participants
+from tracktale.experiment.storage.store import Storage
+from tracktale.experiment.study.config import StudyConfig, load_study, study_from_dict
+from tracktale.experiment.study.design import LIST_IDS, DesignConfig
+from tracktale.experiment.web.app import create_app, page_config
+from tracktale.experiment.web.server import serve_in_thread
 from tracktale.stimuli.registry import get_paradigm
 from tracktale.stimulus_set import write_stimulus_set
 

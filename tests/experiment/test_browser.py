@@ -28,10 +28,10 @@ import pytest
 
 from tests.conftest import REPO_ROOT, require
 from tracktale.errors import TracktaleError
-from tracktale.experiment.app import create_app
-from tracktale.experiment.config import Timing
-from tracktale.experiment.frontend import find_node_modules
-from tracktale.experiment.server import serve_in_thread
+from tracktale.experiment.study.config import Timing
+from tracktale.experiment.web.app import create_app
+from tracktale.experiment.web.frontend import find_node_modules
+from tracktale.experiment.web.server import serve_in_thread
 from tracktale.trial import TIMING_FLAGS
 
 CHROMIUM = "/usr/bin/chromium"

@@ -28,10 +28,10 @@ from tests.experiment.test_browser import (  # noqa: F401
     browser,
     study_page,
 )
-from tracktale.experiment.app import create_app
-from tracktale.experiment.config import Timing, paradigm_defaults
 from tracktale.experiment.paradigms.arithmetic import STUDY
-from tracktale.experiment.server import serve_in_thread
+from tracktale.experiment.study.config import Timing, paradigm_defaults
+from tracktale.experiment.web.app import create_app
+from tracktale.experiment.web.server import serve_in_thread
 from tracktale.stimuli.registry import get_paradigm
 
 READY_MS, RESPONSE_MS = 4000, 6000
@@ -140,7 +140,7 @@ def test_a_whole_arithmetic_session_in_chromium(browser, study_config, storage, 
 
 
 def _planned(item):
-    from tracktale.experiment.design import PlannedTrial
+    from tracktale.experiment.study.design import PlannedTrial
 
     return PlannedTrial(0, item.item_id, item.role, "explicit", 0, None)
 

@@ -19,11 +19,11 @@ from tests.experiment.test_browser import (  # noqa: F401
     browser,
     study_page,
 )
-from tracktale.experiment.app import create_app
-from tracktale.experiment.config import study_from_dict
 from tracktale.experiment.paradigms.boxes import shown_text
-from tracktale.experiment.server import serve_in_thread
-from tracktale.experiment.storage import Storage
+from tracktale.experiment.storage.store import Storage
+from tracktale.experiment.study.config import study_from_dict
+from tracktale.experiment.web.app import create_app
+from tracktale.experiment.web.server import serve_in_thread
 from tracktale.stimuli.registry import get_paradigm
 
 READING_MS, RESPONSE_MS = 5000, 6000

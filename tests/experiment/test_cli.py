@@ -7,9 +7,9 @@ from flask import Flask
 
 from tests.experiment.conftest import Participant
 from tracktale.app.cli import main
-from tracktale.experiment import frontend
-from tracktale.experiment.server import PrivateRequestHandler
-from tracktale.experiment.storage import Storage
+from tracktale.experiment.storage.store import Storage
+from tracktale.experiment.web import frontend
+from tracktale.experiment.web.server import PrivateRequestHandler
 
 
 @pytest.fixture

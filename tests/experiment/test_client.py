@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.client import StudyClient
+from tracktale.experiment.simulation.client import StudyClient
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment import config
-from tracktale.experiment.config import (
+from tracktale.experiment.study import config
+from tracktale.experiment.study.config import (
     Secrets,
     StudyConfig,
     default_study_yaml,
@@ -52,7 +52,7 @@ def test_the_packaged_default_file_documents_every_declared_key():
     assert _file_keys(yaml.safe_load(default_study_yaml())) == _declared_keys(StudyConfig)
     # The packaged copy is the one written from the declaration (to refresh it:
     # rm experiment/default_study.yaml && tracktale experiment init experiment/default_study.yaml).
-    packaged = Path(config.__file__).parent / "default_study.yaml"
+    packaged = Path(config.__file__).parent.parent / "default_study.yaml"
     assert packaged.read_text(encoding="utf-8") == default_study_yaml()
 
 

@@ -5,7 +5,7 @@ from collections import Counter
 import pytest
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.design import (
+from tracktale.experiment.study.design import (
     LIST_IDS,
     DesignConfig,
     SessionPlan,

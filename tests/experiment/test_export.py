@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tracktale.app.cli import main
-from tracktale.experiment.export import export_study, pid_hash
+from tracktale.experiment.export.files import export_study, pid_hash
 from tracktale.trial import ParticipantRecord, TrialRecord
 
 

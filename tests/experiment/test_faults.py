@@ -30,7 +30,7 @@ import pytest
 
 from tests.conftest import require
 from tests.experiment.conftest import ADMIN_SECRET, Participant
-from tracktale.experiment.storage import Storage
+from tracktale.experiment.storage.store import Storage
 from tracktale.stimulus_set import write_stimulus_set
 
 pytestmark = pytest.mark.slow
@@ -83,7 +83,7 @@ def _free_port() -> int:
 
 
 class Server:
-    """``gunicorn 'tracktale.experiment.app:create_app_from_env()'`` on a free port."""
+    """``gunicorn 'tracktale.experiment.web.app:create_app_from_env()'`` on a free port."""
 
     def __init__(self, study: Path, log: Path, *, workers: int = 2, env: Any = None) -> None:
         self.port = _free_port()
@@ -100,7 +100,7 @@ class Server:
         command += ["--worker-class", "gthread", "--threads", "4", "--graceful-timeout", "5"]
         command += ["--no-control-socket"]  # gunicorn 27: one per user by default
         command += ["--bind", f"127.0.0.1:{self.port}"]
-        command += ["tracktale.experiment.app:create_app_from_env()"]
+        command += ["tracktale.experiment.web.app:create_app_from_env()"]
         with log.open("ab") as output:
             self.process = subprocess.Popen(
                 command, env=environment, stdout=output, stderr=subprocess.STDOUT

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import REPO_ROOT, require
 from tracktale.errors import TracktaleError
-from tracktale.experiment import frontend
+from tracktale.experiment.web import frontend
 
 FRONTEND = REPO_ROOT / "experiment" / "frontend"
 STATIC = REPO_ROOT / "experiment" / "static"
@@ -44,7 +44,7 @@ def test_the_checking_tools_are_pinned_dev_dependencies_never_installed_for_serv
     assert (FRONTEND / "eslint.config.js").is_file()
     assert "eslint" in manifest["scripts"]["lint"]
     assert manifest["scripts"]["test"].startswith("node --test")
-    source = (REPO_ROOT / "experiment" / "frontend.py").read_text()
+    source = (REPO_ROOT / "experiment" / "web" / "frontend.py").read_text()
     assert '"ci", "--omit=dev"' in source
     assert "install_frontend dev" in (REPO_ROOT / "scripts" / "test.sh").read_text()
 

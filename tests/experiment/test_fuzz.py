@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.experiment.conftest import ADMIN_SECRET, Participant, open_storage
-from tracktale.experiment.app import create_app
-from tracktale.experiment.config import RateLimits
-from tracktale.experiment.server import serve_in_thread
-from tracktale.experiment.validation import SURVEY_FIELDS, TRIAL_FIELDS
+from tracktale.experiment.study.config import RateLimits
+from tracktale.experiment.study.validation import SURVEY_FIELDS, TRIAL_FIELDS
+from tracktale.experiment.web.app import create_app
+from tracktale.experiment.web.server import serve_in_thread
 
 ANSWERED_BEFORE = 6
 """Trials the participant in the middle of the study has answered before the fuzzing."""

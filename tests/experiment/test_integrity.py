@@ -18,7 +18,7 @@ import sqlalchemy as sa
 
 from tests.experiment.conftest import ADMIN_SECRET
 from tracktale.app.cli import main
-from tracktale.experiment.export import export_study
+from tracktale.experiment.export.files import export_study
 
 EVERY_CONTAINER = "box bag basket drawer"
 

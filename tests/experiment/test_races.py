@@ -18,10 +18,10 @@ import pytest
 import sqlalchemy as sa
 
 from tests.experiment.conftest import ADMIN_SECRET, Participant, open_storage
-from tracktale.experiment.app import create_app
-from tracktale.experiment.config import Prolific, StudyConfig
-from tracktale.experiment.export import export_study
-from tracktale.experiment.tables import participants as participants_table
+from tracktale.experiment.export.files import export_study
+from tracktale.experiment.storage.tables import participants as participants_table
+from tracktale.experiment.study.config import Prolific, StudyConfig
+from tracktale.experiment.web.app import create_app
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

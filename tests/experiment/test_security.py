@@ -12,10 +12,10 @@ import threading
 
 from tests.experiment.conftest import ADMIN_SECRET, Participant
 from tracktale.ethics import load_document
-from tracktale.experiment.app import create_app
-from tracktale.experiment.config import Prolific, RateLimits
-from tracktale.experiment.export import export_study
-from tracktale.experiment.storage import Storage
+from tracktale.experiment.export.files import export_study
+from tracktale.experiment.storage.store import Storage
+from tracktale.experiment.study.config import Prolific, RateLimits
+from tracktale.experiment.web.app import create_app
 
 BEARER = {"Authorization": f"Bearer {ADMIN_SECRET}"}
 
@@ -121,7 +121,7 @@ def test_exported_session_seeds_do_not_relink_rows_to_prolific_ids(participant, 
 
 
 def _secrets():
-    from tracktale.experiment.config import Secrets
+    from tracktale.experiment.study.config import Secrets
 
     return Secrets(admin_secret=ADMIN_SECRET, secret_key="k", export_salt="test-salt")
 
@@ -137,7 +137,7 @@ def test_wrong_bearer_secrets_are_rate_limited_like_the_login_form(client):
 def _break_the_counts(monkeypatch, *methods):
     import sqlite3
 
-    from tracktale.experiment.ratelimit import SQLiteLimitsStorage
+    from tracktale.experiment.web.ratelimit import SQLiteLimitsStorage
 
     def broken(*_args, **_kwargs):
         raise sqlite3.OperationalError("disk I/O error")
@@ -274,7 +274,7 @@ def test_the_access_log_keeps_no_prolific_or_session_ids(app, caplog):
 
     from werkzeug.serving import make_server
 
-    from tracktale.experiment.server import PrivateRequestHandler
+    from tracktale.experiment.web.server import PrivateRequestHandler
 
     server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=PrivateRequestHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -10,8 +10,7 @@ import pytest
 
 from tests.experiment.conftest import ADMIN_SECRET
 from tracktale.app.cli import main
-from tracktale.experiment.server import serve_in_thread
-from tracktale.experiment.simulate import (
+from tracktale.experiment.simulation.run import (
     BASE_ACCURACY,
     SimulatedPerson,
     draw_person,
@@ -19,6 +18,7 @@ from tracktale.experiment.simulate import (
     session_report,
     simulate_participants,
 )
+from tracktale.experiment.web.server import serve_in_thread
 
 
 @pytest.fixture

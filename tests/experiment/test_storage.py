@@ -10,9 +10,9 @@ import sqlalchemy as sa
 
 from tests.experiment.conftest import open_storage
 from tracktale.errors import ConflictError, StorageUnavailable, TracktaleError
-from tracktale.experiment.design import build_session
-from tracktale.experiment.groupcommit import GroupCommitter
-from tracktale.experiment.storage import Storage
+from tracktale.experiment.storage.groupcommit import GroupCommitter
+from tracktale.experiment.storage.store import Storage
+from tracktale.experiment.study.design import build_session
 from tracktale.trial import TrialRecord
 
 
@@ -186,7 +186,7 @@ def test_a_new_token_replaces_the_old_one(db, human_set):
     assert db.participant_by_token(token) is None
     assert db.participant_by_token(fresh).participant_id == person.participant_id
     assert browser == 2 and db.participant_by_token(fresh).browser == 2
-    from tracktale.experiment.storage import hash_token
+    from tracktale.experiment.storage.store import hash_token
 
     assert db.journal.revoked(hash_token(token)) and not db.journal.revoked(hash_token(fresh))
     assert db.journal.browser_counts() == {person.participant_id: 2}
@@ -209,7 +209,7 @@ def test_bad_urls_are_one_line_errors(tmp_path):
 
 def _create_all_failing(times, monkeypatch):
     """metadata.create_all fails ``times`` times (as when another server created the table)."""
-    from tracktale.experiment import storage as storage_module
+    from tracktale.experiment.storage import store as storage_module
 
     real, calls, waits = storage_module.metadata.create_all, [], []
 

@@ -62,7 +62,7 @@ def test_servers_with_skewed_clocks_clamp_the_time_and_flag_it(
     participant, storage, server_clock, monkeypatch
 ):
     person = _started(participant)
-    from tracktale.experiment import clock
+    from tracktale.experiment.storage import clock
 
     person.shown(0)  # served by this process ...
     monkeypatch.setattr(clock, "DOMAIN", "another-machine")  # ... answered on another machine

@@ -19,15 +19,15 @@ import pytest
 import sqlalchemy as sa
 
 from tests.experiment.test_storage import record, register
-from tracktale.experiment import tables
-from tracktale.experiment.export import Table, _field_types, parquet_bytes
-from tracktale.experiment.storage import Storage
-from tracktale.experiment.trialflow import _record_fields
-from tracktale.experiment.validation import ApiError, Body, validate
+from tracktale.experiment.export.files import Table, _field_types, parquet_bytes
+from tracktale.experiment.storage import tables
+from tracktale.experiment.storage.store import Storage
+from tracktale.experiment.study.trialflow import _record_fields
+from tracktale.experiment.study.validation import ApiError, Body, validate
 from tracktale.schema import Column, TrialRecord, columns, json_schema
 from tracktale.schema.fields import Sent, text
 
-STATIC = Path(tables.__file__).parent / "static"
+STATIC = Path(tables.__file__).parent.parent / "static"
 
 FIRST_RELEASE = [
     ("client_trial_id", "String(64)", False),

@@ -6,7 +6,7 @@ import shutil
 
 from tests.conftest import REPO_ROOT
 from tests.models.test_sweep import run
-from tracktale.analysis.catalog import KNOWN_MODELS, training_step
+from tracktale.analysis.data.catalog import KNOWN_MODELS, training_step
 from tracktale.models import gguf
 from tracktale.models.plan import load_plan
 from tracktale.models.revisions import PRESETS

@@ -97,7 +97,7 @@ def test_it_tracks_one_object_and_beats_chance_overall(scorer, fixed_set, c1_sta
 def test_the_manipulation_check_finds_pseudowords_and_improbable_objects_less_likely(
     scorer, fixed_set
 ):
-    from tracktale.analysis.data import build_trial_table, item_table
+    from tracktale.analysis.data.tidy import build_trial_table, item_table
     from tracktale.analysis.narrative.manipulation import template_logprob_ratios
     from tracktale.models.store import read_results, write_shard
 

@@ -9,7 +9,7 @@ from typing import Annotated
 import pytest
 
 from tests.scripted_scorers import ScriptedScorer
-from tracktale.analysis import data
+from tracktale.analysis.data import tidy as data
 from tracktale.app.cli import main
 from tracktale.errors import TracktaleError
 from tracktale.models import registry, runner, store, tasks

@@ -30,8 +30,8 @@ def test_no_module_outside_a_listed_package():
 
 def test_the_wheel_ships_the_report_templates():
     config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    patterns = config["package-data"]["tracktale.analysis"]
-    root = REPO_ROOT / "analysis"
+    patterns = config["package-data"]["tracktale.analysis.report"]
+    root = REPO_ROOT / "analysis" / "report"
     shipped = {path for pattern in patterns for path in root.glob(pattern)}
     templates = set((root / "templates").iterdir())
     assert templates and templates <= shipped

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from tests.experiment.conftest import Participant
 from tests.experiment.lab.scripted import ScriptedDisplay
-from tracktale.experiment.export import export_study
+from tracktale.experiment.export.files import export_study
 from tracktale.experiment.lab.session import LabSession
-from tracktale.experiment.service import StudyService
+from tracktale.experiment.study.service import StudyService
 
 
 def test_lab_and_online_sessions_load_alike_with_their_source(
@@ -18,8 +18,8 @@ def test_lab_and_online_sessions_load_alike_with_their_source(
     assert ScriptedDisplay(human_set).play(LabSession(service, "LAB-001")).outcome == "completed"
     export_study(storage, tmp_path / "export", study_id=study_config.study_id, salt="s")
 
-    from tracktale.analysis.data import build_trial_table, item_table, load_human_trials
-    from tracktale.analysis.exclusions import ExclusionRules, apply_exclusions
+    from tracktale.analysis.data.exclusions import ExclusionRules, apply_exclusions
+    from tracktale.analysis.data.tidy import build_trial_table, item_table, load_human_trials
 
     human = load_human_trials(tmp_path / "export")
     assert set(human.participants["source"]) == {"online", "lab"}

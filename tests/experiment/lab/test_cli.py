@@ -10,12 +10,12 @@ import pytest
 
 from tests.experiment.lab.scripted import ScriptedDisplay
 from tracktale.app.cli import main
-from tracktale.experiment.config import load_study
 from tracktale.experiment.lab import launch
 from tracktale.experiment.lab.runner import RunResult
 from tracktale.experiment.lab.session import LabSession
-from tracktale.experiment.service import StudyService
-from tracktale.experiment.storage import Storage
+from tracktale.experiment.storage.store import Storage
+from tracktale.experiment.study.config import load_study
+from tracktale.experiment.study.service import StudyService
 
 
 def run(argv, capsys):

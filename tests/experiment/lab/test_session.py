@@ -6,11 +6,11 @@ import pytest
 
 from tests.experiment.lab.scripted import ScriptedDisplay
 from tracktale.errors import TracktaleError
-from tracktale.experiment.design import build_session
 from tracktale.experiment.lab.runner import RunResult
 from tracktale.experiment.lab.session import LabSession, Reading, Response
-from tracktale.experiment.pseudonyms import session_seed
-from tracktale.experiment.service import StudyService
+from tracktale.experiment.storage.pseudonyms import session_seed
+from tracktale.experiment.study.design import build_session
+from tracktale.experiment.study.service import StudyService
 from tracktale.stimuli.registry import get_paradigm
 
 

@@ -30,9 +30,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT, require
-from tracktale.experiment.config import load_study
 from tracktale.experiment.lab.launch import INSTALL_HINT, psychopy_available
-from tracktale.experiment.storage import Storage
+from tracktale.experiment.storage.store import Storage
+from tracktale.experiment.study.config import load_study
 
 ARTIFACTS = REPO_ROOT / "test-artifacts" / "lab"
 READING_MS, RESPONSE_MS = 3000, 4000

@@ -1,0 +1,1 @@
+"""The analysis's data: the tidy trial table, the model catalogue and the exclusions."""

@@ -1,0 +1,1 @@
+"""Simulation studies: simulated participants, power and null calibration."""

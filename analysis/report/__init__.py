@@ -1,0 +1,1 @@
+"""The report: its sections, tables, figures and the HTML page."""

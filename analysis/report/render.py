@@ -1,0 +1,135 @@
+"""The report page: sections rendered with the Jinja2 templates in ``analysis/report/templates/``.
+
+Autoescaping is on, so every title, caption, cell, warning and source is escaped; only a
+section's ``html`` fragment (which its section escaped itself) goes in as it is. Figures are
+embedded as PNG data, so the page is one self-contained file.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import functools
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import tracktale
+from tracktale.analysis.report.tables import SavedTable, format_cell, whole_number_columns
+
+if TYPE_CHECKING:
+    import jinja2
+    import pandas as pd
+
+    from tracktale.analysis.report.build import ReportOptions, SectionResult
+    from tracktale.analysis.report.style import SavedFigure
+
+MAX_ROWS = 60
+"""Rows of a table the page shows (the CSV file has them all)."""
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    """The templates of the report, loaded from the package, with autoescaping on."""
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("tracktale.analysis.report", "templates"),
+        autoescape=jinja2.select_autoescape(["html"]),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+
+
+def _table_view(table: pd.DataFrame, max_rows: int) -> dict[str, Any]:
+    whole = whole_number_columns(table)  # of the whole table, so a column reads alike throughout
+    rows = [
+        [format_cell(value, whole=flag) for value, flag in zip(row, whole, strict=True)]
+        for row in table.head(max_rows).itertuples(index=False)
+    ]
+    return {
+        "columns": [str(c) for c in table.columns],
+        "rows": rows,
+        "more": max(len(table) - max_rows, 0),
+    }
+
+
+def html_table(table: pd.DataFrame, max_rows: int = MAX_ROWS) -> str:
+    """A DataFrame as an escaped HTML table (long tables are cut, the CSV has all rows)."""
+    macros = environment().get_template("macros.html").module
+    return str(macros.data_table(_table_view(table, max_rows)))  # type: ignore[attr-defined]
+
+
+def _links(paths: dict[str, Path], root: Path) -> list[tuple[str, str]]:
+    return [(fmt, str(path.relative_to(root))) for fmt, path in paths.items()]
+
+
+def _figure_view(figure: SavedFigure, root: Path) -> dict[str, Any]:
+    return {
+        "title": figure.title,
+        "png": base64.b64encode(figure.paths["png"].read_bytes()).decode("ascii"),
+        "links": _links(figure.paths, root),
+    }
+
+
+def _saved_table_view(table: SavedTable, root: Path) -> dict[str, Any]:
+    return {
+        "title": table.title,
+        "table": _table_view(table.table, MAX_ROWS),
+        "links": _links(table.paths, root),
+    }
+
+
+def _section_view(section: SectionResult) -> dict[str, Any]:
+    from markupsafe import Markup
+
+    root = _root_of(section)
+    return {
+        "title": section.title,
+        "warnings": section.warnings,
+        "html": Markup(section.html),  # escaped by the section that wrote it
+        "figures": [_figure_view(f, root) for f in section.figures],
+        "tables": [_saved_table_view(t, root) for t in section.tables],
+    }
+
+
+def render_html(sections: list[SectionResult], sources: list[str], options: ReportOptions) -> str:
+    """The whole page: one file, figures embedded as PNG data."""
+    from importlib.resources import files
+
+    css = files("tracktale.analysis.report").joinpath("templates", "report.css").read_text("utf-8")
+    return (
+        environment()
+        .get_template("report.html")
+        .render(
+            css=css,
+            version=tracktale.__version__,
+            date=datetime.date.today().isoformat(),
+            sources=sources,
+            options=describe_options(options),
+            sections=[_section_view(section) for section in sections],
+        )
+    )
+
+
+def _root_of(section: SectionResult) -> Path:
+    paths = [p for f in section.figures for p in f.paths.values()]
+    paths += [p for t in section.tables for p in t.paths.values()]
+    return paths[0].parent.parent if paths else Path(".")
+
+
+def describe_options(options: ReportOptions) -> str:
+    """The analysis options in one line, as the page states them."""
+    return (
+        f"mixed-model engine {options.engine}, random slopes {'on' if options.slopes else 'off'}, "
+        f"recency covariate {options.recency}, task coding {options.task_coding}, "
+        f"inference {options.inference}, glmer tests {options.glmer_test}, item "
+        f"permutations {options.permutations:,}, two-way SEs "
+        f"{'at least the participant-clustered' if options.two_way_floor else 'as estimated'}, "
+        f"accuracy intervals {options.accuracy_interval}, "
+        f"model correctness column {options.value}, Figures 5 and 7 on the "
+        f"{options.figure_template} template{'s' if options.figure_template == 'all' else ''}, "
+        f"arithmetic reference "
+        f"{options.arithmetic_reference} (first answer: {options.arithmetic_first_answer}, "
+        f"intervals {options.arithmetic_interval}), "
+        f"boxes functor rule {options.boxes_functor}, unparsed answers {options.boxes_unparsed}"
+    )

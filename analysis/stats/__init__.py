@@ -1,0 +1,1 @@
+"""Statistical models: proportions and intervals, GLMs, mixed models, tests."""

@@ -1,0 +1,1 @@
+"""What leaves the study for the analysis: exports and per-participant accuracy."""

@@ -1,0 +1,1 @@
+"""Simulated participants: whole sessions through the real HTTP API."""

@@ -1,0 +1,32 @@
+"""MkDocs hooks (``hooks:`` in mkdocs.yml): lay the ``tracktale`` namespace out for mkdocstrings.
+
+The stage folders are mapped onto ``tracktale.*`` by setuptools' ``package-dir`` (``stimuli/`` is
+``tracktale.stimuli``), which griffe, mkdocstrings' source reader, cannot follow; so, as for
+mypy (``scripts/typecheck.py``), the package is laid out as a tree of symbolic links under
+``build/docs-package-tree`` before the pages are read.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import typecheck  # noqa: E402
+
+TREE = typecheck.REPO / "build" / "docs-package-tree"
+
+
+def on_config(config: Any, **_: Any) -> Any:
+    """Build the link tree before mkdocstrings reads the package."""
+    typecheck.build_tree(TREE)
+    # griffe resolves a module's symbolic link before looking beside it for submodules, so the
+    # top package's own modules are copies: its folder is then this tree, where the stages are.
+    for link in (TREE / "tracktale").glob("*.py"):
+        target = link.resolve()
+        link.unlink()
+        shutil.copyfile(target, link)
+    return config
