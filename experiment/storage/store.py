@@ -21,7 +21,7 @@ from typing import Any
 import sqlalchemy as sa
 import tenacity
 
-from tracktale.errors import ConflictError, TracktaleError
+from tracktale.errors import ConflictError, StorageUnavailable, TracktaleError
 from tracktale.experiment.storage.database import (
     check_integrity,
     create_storage_engine,
@@ -114,7 +114,8 @@ class Storage(StorageReads):
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(10),
             wait=tenacity.wait_incrementing(start=0.1, increment=0.1),
-            retry=tenacity.retry_if_exception_type(sa.exc.DatabaseError),
+            # (a lock held too long by the other process is StorageUnavailable: busy)
+            retry=tenacity.retry_if_exception_type((sa.exc.DatabaseError, StorageUnavailable)),
             sleep=lambda seconds: time.sleep(seconds),
             reraise=True,
         )
