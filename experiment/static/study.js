@@ -81,6 +81,26 @@
     if (study && study.jsPsych) study.jsPsych.abortExperiment("");
   }
 
+  /**
+   * Stop sending: the study no longer takes this session's answers as they stand (the
+   * researcher closed it, or its stimuli changed). The answers stay in this browser and are
+   * sent on a later reload, once the researcher has sorted it out.
+   */
+  function stopHeld(message) {
+    if (stopped) return;
+    stopped = true;
+    const text = [
+      "Sorry: our server cannot accept your answers at the moment (" + message + ").",
+      "Your answers are kept in this browser. Please contact the researcher through Prolific, " +
+        "and keep this page, or reload it later in this browser, so that they can still be sent.",
+    ];
+    overlay.innerHTML = '<div class="tt-screen tt-held">' + paragraphs(text) + "</div>";
+    overlay.hidden = false;
+    if (badge) badge.hidden = true;
+    const study = window.tracktaleStudy;
+    if (study && study.jsPsych) study.jsPsych.abortExperiment("");
+  }
+
   function prolificParam(name) {
     const value = params.get(name);
     // Prolific's own placeholders, left unreplaced in a preview link, are not ids.
@@ -366,7 +386,10 @@
     store.set("token", session.token);
     const outbox = new Outbox(store, session.token, {
       onChange: showSaveState,
-      onStop: (reason) => { if (reason === "taken_over") stopTakenOver(); },
+      onStop: (reason, message) => {
+        if (reason === "taken_over") stopTakenOver();
+        else if (message) stopHeld(message);
+      },
       onReject: (entry, message) => { if (entry.meta.kind === "trial") stopRefused(message); },
     });
     outbox.kick();
