@@ -178,6 +178,13 @@ def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
 )
 @click.option("--drop-timeouts", is_flag=True, help="Drop timed-out trials (default: incorrect).")
 @click.option(
+    "--exclude-flagged",
+    is_flag=True,
+    help="Drop trials the study server flagged for their timing (answers faster or slower "
+    "than their reported times, served before the previous trial ended, ...); counted per "
+    "task in the exclusions table.",
+)
+@click.option(
     "--model",
     "model_ids",
     multiple=True,
@@ -250,6 +257,7 @@ def report(
     keep_incomplete: bool,
     keep_unconfirmed: bool,
     drop_timeouts: bool,
+    exclude_flagged: bool,
     model_ids: tuple[str, ...],
     templates: tuple[str, ...],
     sources: tuple[str, ...],
@@ -271,6 +279,7 @@ def report(
         require_no_ai=not keep_unconfirmed,
         min_comprehension=min_comprehension,
         drop_timeouts=drop_timeouts,
+        exclude_flagged=exclude_flagged,
         sources=sources or None,
     )
     options = ReportOptions(

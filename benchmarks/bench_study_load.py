@@ -37,6 +37,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections import Counter
 from pathlib import Path
 
 from tracktale.experiment.simulation.run import SimulationReport, draw_person, session_report
@@ -95,6 +96,7 @@ def start_server(folder: Path, port: int, workers: int, threads: int) -> subproc
         "2048",
         "--keep-alive",
         "30",
+        "--no-control-socket",  # gunicorn 27: one per user, taken over by a second server
         "tracktale.experiment.web.app:create_app_from_env()",
     ]
     server = subprocess.Popen(command, env=env)
@@ -158,12 +160,14 @@ def run(args: argparse.Namespace) -> None:
     client_cpu = _cpu_seconds(resource.RUSAGE_SELF) - client_cpu
     storage = Storage(f"sqlite:///{folder / 'study.sqlite'}", create=False)
     stored = sum(storage.trial_counts("load-test").values())
+    flags = Counter(name for trial in storage.trials("load-test") for name in trial.flag_set)
     flagged = sum(bool(trial.flags) for trial in storage.trials("load-test"))
     storage.close()
     shutil.rmtree(folder, ignore_errors=True)
     print_report(args, report, stored, skipped, elapsed)
     print_settled(report, began + args.ramp)
-    print(f"trials flagged by the server's timing: {flagged} of {stored}")
+    by_name = ", ".join(f"{name} {count}" for name, count in flags.most_common()) or "none"
+    print(f"trials flagged by the server's timing: {flagged} of {stored} ({by_name})")
     per_trial = 1000 * server_cpu / max(1, stored)
     print(
         f"CPU: server {server_cpu:.0f} s after start-up ({per_trial:.2f} ms per trial: its "

@@ -104,7 +104,50 @@ def serve(
         service.storage.close()
         run_gunicorn(lambda: create_app(load_study(study_file, paradigm)), host, port, workers)
         return
-    app.run(host=host, port=port, threaded=True, use_reloader=False)
+    from tracktale.experiment.web.server import PrivateRequestHandler, log_crashes
+
+    log_crashes()
+    app.run(
+        host=host,
+        port=port,
+        threaded=True,
+        use_reloader=False,
+        request_handler=PrivateRequestHandler,
+    )
+
+
+@experiment.command()
+@STUDY_OPTION
+@PARADIGM_OPTION
+@click.option(
+    "--out",
+    "target",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="File to write [default: $TRACKTALE_DATA/backups/STUDY_ID-<UTC time>.sqlite].",
+)
+def backup(study_file: Path | None, paradigm: str | None, target: Path | None) -> None:
+    """Copy the study's SQLite database while it is served, and check the copy.
+
+    Run it on a schedule (cron) during data collection. To restore, stop the servers and put
+    the copy in the database's place (removing any -wal and -shm beside it). PostgreSQL
+    databases are backed up with pg_dump instead.
+    """
+    import datetime as dt
+
+    from tracktale.experiment.storage.database import backup_sqlite, sqlite_path
+    from tracktale.experiment.study.config import load_study
+    from tracktale.settings import data_dir
+
+    config = load_study(study_file, paradigm)
+    database = sqlite_path(config.database_url())
+    if database is None:
+        raise TracktaleError("the study database is not a SQLite file: back it up with pg_dump")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    target = target or data_dir() / "backups" / f"{config.study_id}-{stamp}.sqlite"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    backup_sqlite(database, target)
+    click.echo(f"wrote {target}")
 
 
 @experiment.command()
@@ -164,6 +207,7 @@ def export(
             formats=FORMATS if formats == "both" else (formats,),
             raw_ids=raw_ids,
             salt=Secrets.from_env().export_salt,
+            personal_codes=config.prolific.completion_codes == "per_participant",
         )
     finally:
         storage.close()

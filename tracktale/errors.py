@@ -21,3 +21,31 @@ class InputProblems(TracktaleError):
         super().__init__(
             f"{source}: {count} problem{'s' if count != 1 else ''}; nothing was written"
         )
+
+
+class ConflictError(TracktaleError):
+    """A write that contradicts what is already stored, where the first one wins.
+
+    Attributes:
+        reason: A short machine-readable word for the client (``already_recorded``: what the
+            write would store is stored already, by this or another tab; ``decided``: the
+            opposite decision is stored).
+    """
+
+    def __init__(self, message: str, reason: str = "already_recorded") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class StorageUnavailable(TracktaleError):
+    """The database cannot take the request now (read-only, full, locked, unreachable).
+
+    Nothing was written; the same request may succeed later, so clients should retry.
+
+    Attributes:
+        retry_after: Seconds worth waiting before the next try.
+    """
+
+    def __init__(self, message: str, retry_after: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

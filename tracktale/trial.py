@@ -7,6 +7,7 @@ in :mod:`tracktale.schema`); this module keeps the names every stage imports.
 from tracktale.schema.records import (
     PARTICIPANT_STATUSES,
     SOURCES,
+    TIMING_FLAGS,
     TRIAL_FLAGS,
     TRIAL_TASKS,
     ParticipantRecord,
@@ -16,6 +17,7 @@ from tracktale.schema.records import (
 __all__ = [
     "PARTICIPANT_STATUSES",
     "SOURCES",
+    "TIMING_FLAGS",
     "TRIAL_FLAGS",
     "TRIAL_TASKS",
     "ParticipantRecord",

@@ -4,8 +4,10 @@ Order: (1) session rules on the participant record (incomplete session, attentiv
 assistance not confirmed) remove a participant from every task; (2) an optional comprehension
 threshold on the filler questions does the same; (3) only ``main`` trials enter the analyses
 (fillers and practice are counted, then dropped); (4) optionally, timed-out trials are dropped
-(by default they stay, scored incorrect, as the study records them); (5) the paper's rule: a
-participant whose accuracy on a task is below ``min_accuracy`` is excluded from that task only.
+(by default they stay, scored incorrect, as the study records them), and trials the study
+server flagged for their timing (:data:`tracktale.trial.TIMING_FLAGS`; by default they stay,
+as the paper had no such flags); (5) the paper's rule: a participant whose accuracy on a task
+is below ``min_accuracy`` is excluded from that task only.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from tracktale.errors import TracktaleError
 from tracktale.experiment.export.summary import EXCLUSION_THRESHOLD, RULED_TASKS, below_threshold
+from tracktale.trial import TIMING_FLAGS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,6 +36,9 @@ class ExclusionRules:
         min_comprehension: Exclude participants below this accuracy on the filler questions
             (``None``: fillers are not used to exclude anyone).
         drop_timeouts: Drop timed-out trials instead of scoring them incorrect.
+        exclude_flagged: Drop trials the server flagged for their timing (a flag of
+            :data:`~tracktale.trial.TIMING_FLAGS`; ``several_answers`` is a verdict on the
+            answer, scored incorrect, and stays).
         sources: Keep only these sources (``online``, ``lab``, ``simulated``); ``None``: all.
     """
 
@@ -42,6 +48,7 @@ class ExclusionRules:
     require_no_ai: bool = True
     min_comprehension: float | None = None
     drop_timeouts: bool = False
+    exclude_flagged: bool = False
     sources: tuple[str, ...] | None = None
 
     def describe(self) -> list[str]:
@@ -63,6 +70,12 @@ class ExclusionRules:
             if self.drop_timeouts
             else "timed-out trials count as incorrect"
         )
+        if self.exclude_flagged:
+            lines.append(
+                "trials the server flagged for their timing are dropped ("
+                + ", ".join(flag.replace("_", " ") for flag in TIMING_FLAGS)
+                + ")"
+            )
         lines.append(f"accuracy below {self.min_accuracy:.0%} on a task excludes from that task")
         return lines
 
@@ -132,6 +145,9 @@ def apply_exclusions(
     kept = kept[kept["task"].isin(tasks)]
     if rules.drop_timeouts and "timed_out" in kept.columns:
         kept = kept[kept["timed_out"].fillna(0) != 1]
+    flagged: dict[str, int] | None = None
+    if rules.exclude_flagged:
+        kept, flagged = _drop_flagged(kept, notes)
     accuracy = kept.groupby(["agent", "task"])["correct"].mean()
     low = accuracy[below_threshold(accuracy, rules.min_accuracy)]
     for (participant, task), value in low.items():
@@ -143,7 +159,7 @@ def apply_exclusions(
     # A Series, not a list: an empty list would select no *columns* (and lose "task").
     kept = kept[pd.Series(keep_mask, index=kept.index, dtype=bool)]
     log_table = pd.DataFrame(log, columns=["participant", "task", "rule", "detail"])
-    summary = _summary(trials, kept, log_table, tasks)
+    summary = _summary(trials, kept, log_table, tasks, flagged)
     return ExclusionResult(kept.reset_index(drop=True), log_table, summary, tuple(notes))
 
 
@@ -182,8 +198,22 @@ def _comprehension_exclusions(trials: pd.DataFrame, gone: set[str], threshold: f
     ]
 
 
+def _drop_flagged(kept: pd.DataFrame, notes: list[str]) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The trials without a timing flag, and how many were dropped per task."""
+    if "flags" not in kept.columns:
+        notes.append("the trials carry no server flags: flagged trials could not be excluded")
+        return kept, {}
+    names = kept["flags"].fillna("").astype(str).str.split(";")
+    mask = names.map(lambda flags: bool(set(flags) & set(TIMING_FLAGS))).astype(bool)
+    return kept[~mask], kept[mask].groupby("task").size().to_dict()
+
+
 def _summary(
-    trials: pd.DataFrame, kept: pd.DataFrame, log: pd.DataFrame, tasks: tuple[str, ...]
+    trials: pd.DataFrame,
+    kept: pd.DataFrame,
+    log: pd.DataFrame,
+    tasks: tuple[str, ...],
+    flagged: dict[str, int] | None = None,
 ) -> pd.DataFrame:
     import pandas as pd
 
@@ -194,6 +224,8 @@ def _summary(
         for rule in [*rules, "low_accuracy"]:
             scope = log[(log["rule"] == rule) & log["task"].isin(["all", task])]
             row[f"excluded_{rule}"] = scope["participant"].nunique()
+        if flagged is not None:
+            row["flagged_trials"] = flagged.get(task, 0)
         task_rows = kept[kept["task"] == task]
         row["analysed"] = task_rows["agent"].nunique()
         row["trials"] = len(task_rows)

@@ -46,6 +46,7 @@ _TRIAL_CARRY = {
     "stimulus_sha256": "stimulus_sha256",
     "response": "response",
     "intermediates": "intermediates",
+    "flags": "flags",
 }
 
 
@@ -137,8 +138,11 @@ def _read_study_database(url: str) -> tuple[pd.DataFrame, pd.DataFrame]:
         raise TracktaleError(f"{url}: no study database at this path")
     storage = Storage(url, create=False)
     try:
-        trials = pd.DataFrame([record.to_dict() for record in storage.trials()])
-        people = pd.DataFrame([record.to_dict() for record in storage.participant_records()])
+        with storage.snapshot() as snapshot:  # trials and participants of one moment
+            trials = pd.DataFrame([r.to_dict() for r in storage.trials(connection=snapshot)])
+            people = pd.DataFrame(
+                [r.to_dict() for r in storage.participant_records(None, snapshot)]
+            )
     except Exception as error:  # noqa: BLE001 - any driver error means: not a study database
         raise TracktaleError(f"{url}: cannot read the study database ({error})") from None
     finally:

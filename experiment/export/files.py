@@ -18,6 +18,12 @@ Exports survive whatever is in the database, and are safe to open:
   escapes (``\x00``, ``\u202e``) in CSV.
 - Parquet keeps the exact text. A value that does not fit its column's type (a database
   edited by hand) turns that column into text rather than failing the export.
+
+Every export reads one snapshot of the database (:meth:`.reads.StorageReads.snapshot`): the
+tables of one export, and the reads behind one table, agree with each other while participants
+keep starting and answering. The tables are the builders in :data:`TABLES`, each reading from
+an :class:`ExportRead`; a table added there is exported, downloadable and read in the same
+snapshot as the others.
 """
 
 from __future__ import annotations
@@ -27,23 +33,39 @@ import dataclasses
 import io
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
+
 from tracktale.atomic import atomic_write_bytes, make_folder
 from tracktale.errors import TracktaleError
 from tracktale.experiment.export.summary import task_accuracy
-from tracktale.experiment.storage.pseudonyms import SALT_KEY, pid_hash, study_salt
+from tracktale.experiment.storage.pseudonyms import (
+    SALT_KEY,
+    personal_completion_code,
+    pid_hash,
+    study_salt,
+)
 from tracktale.experiment.storage.store import Storage
 from tracktale.schema import columns
 from tracktale.trial import ParticipantRecord, TrialRecord
 
-__all__ = ["FORMATS", "SALT_KEY", "TABLES", "Table", "export_salt", "export_study", "pid_hash"]
+__all__ = [
+    "FORMATS",
+    "SALT_KEY",
+    "TABLES",
+    "ExportRead",
+    "Table",
+    "export_salt",
+    "export_study",
+    "pid_hash",
+    "read_tables",
+]
 
 FORMATS = ("csv", "parquet")
-TABLES = ("trials", "participants", "accuracy")
 FORMULA_STARTS = frozenset("=+-@\t\r\n\x00\uff1d\uff0b\uff0d\uff20")
 """First characters that make a spreadsheet read a cell as a formula (OWASP CSV injection)."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -88,30 +110,59 @@ def _field_types(cls: type) -> tuple[tuple[str, ...], tuple[type, ...]]:
     return tuple(c.name for c in declared), tuple(c.kind for c in declared)
 
 
-def trials_table(storage: Storage, study_id: str | None = None) -> Table:
+@dataclass(frozen=True)
+class ExportRead:
+    """What the tables of one export read: one snapshot of the database, and the options.
+
+    Attributes:
+        storage: The study database.
+        connection: The snapshot every read of the export runs on.
+        study_id: Only this study's rows (``None``: every study in the database).
+        salt: The secret the Prolific ids are hashed under.
+        raw_ids: Add the raw Prolific ids (and personal completion codes) to participants.
+        personal_codes: The study gives each participant their own completion code.
+    """
+
+    storage: Storage
+    connection: sa.Connection
+    study_id: str | None
+    salt: str
+    raw_ids: bool = False
+    personal_codes: bool = False
+
+
+def trials_table(read: ExportRead) -> Table:
     """Every stored trial, one row each."""
     names, kinds = _field_types(TrialRecord)
-    rows = [tuple(record.to_dict().values()) for record in storage.trials(study_id)]
-    return Table("trials", names, kinds, rows)
+    trials = read.storage.trials(read.study_id, read.connection)
+    return Table("trials", names, kinds, [tuple(record.to_dict().values()) for record in trials])
 
 
-def participants_table(
-    storage: Storage, salt: str, study_id: str | None = None, raw_ids: bool = False
-) -> Table:
-    """Every participant, one row each, with the Prolific id hashed (and raw if asked)."""
+def participants_table(read: ExportRead) -> Table:
+    """Every participant, one row each, with the Prolific id hashed (and raw if asked).
+
+    With raw ids, a study that gives personal completion codes lists each one too.
+    """
     names, kinds = _field_types(ParticipantRecord)
-    pids = {person.participant_id: person.prolific_pid for person in storage.participants()}
+    people = read.storage.participants(read.study_id, read.connection)
+    pids = {person.participant_id: person.prolific_pid for person in people}
+    codes = read.raw_ids and read.personal_codes
     rows = []
-    for record in storage.participant_records(study_id):
+    for record in read.storage.participant_records(read.study_id, read.connection):
         pid = pids[record.participant_id]
-        row = dataclasses.replace(record, prolific_pid_hash=pid_hash(salt, pid))
-        rows.append(tuple(row.to_dict().values()) + ((pid,) if raw_ids else ()))
-    if raw_ids:
+        row = dataclasses.replace(record, prolific_pid_hash=pid_hash(read.salt, pid))
+        extra: tuple[str, ...] = (pid,) if read.raw_ids else ()
+        if codes:
+            extra += (personal_completion_code(read.salt, record.participant_id),)
+        rows.append(tuple(row.to_dict().values()) + extra)
+    if read.raw_ids:
         names, kinds = (*names, "prolific_pid"), (*kinds, str)
+    if codes:
+        names, kinds = (*names, "completion_code"), (*kinds, str)
     return Table("participants", names, kinds, rows)
 
 
-def accuracy_table(storage: Storage, study_id: str | None = None) -> Table:
+def accuracy_table(read: ExportRead) -> Table:
     """Per-participant, per-task accuracy with the exclusion flag (see :mod:`.summary`)."""
     rows = [
         (
@@ -123,7 +174,7 @@ def accuracy_table(storage: Storage, study_id: str | None = None) -> Table:
             row.accuracy,
             row.excluded,
         )
-        for row in task_accuracy(storage.trials(study_id))
+        for row in task_accuracy(read.storage.trials(read.study_id, read.connection))
     ]
     columns = (
         "participant_id",
@@ -135,6 +186,39 @@ def accuracy_table(storage: Storage, study_id: str | None = None) -> Table:
         "excluded",
     )
     return Table("accuracy", columns, (str, str, int, int, int, float, bool), rows)
+
+
+TABLES: dict[str, Callable[[ExportRead], Table]] = {
+    "trials": trials_table,
+    "participants": participants_table,
+    "accuracy": accuracy_table,
+}
+"""Every export table by name, each built from the one snapshot of its export."""
+
+
+def read_tables(
+    storage: Storage,
+    names: Sequence[str] | None = None,
+    *,
+    study_id: str | None = None,
+    salt: str | None = None,
+    raw_ids: bool = False,
+    personal_codes: bool = False,
+) -> list[Table]:
+    """The tables ``names`` (default: all of :data:`TABLES`), read in one snapshot.
+
+    Raises:
+        TracktaleError: For an unknown table name.
+    """
+    unknown = [name for name in names or () if name not in TABLES]
+    if unknown:
+        raise TracktaleError(
+            f"unknown export table {unknown[0]!r} (choose from {', '.join(TABLES)})"
+        )
+    salt = export_salt(storage, salt)  # before the snapshot: the first use stores it
+    with storage.snapshot() as connection:
+        read = ExportRead(storage, connection, study_id, salt, raw_ids, personal_codes)
+        return [TABLES[name](read) for name in names or TABLES]
 
 
 def csv_bytes(table: Table) -> bytes:
@@ -199,8 +283,9 @@ def export_study(
     formats: Sequence[str] = FORMATS,
     raw_ids: bool = False,
     salt: str | None = None,
+    personal_codes: bool = False,
 ) -> list[Path]:
-    """Write ``trials``, ``participants`` and ``accuracy`` tables into ``directory``.
+    """Write every table of :data:`TABLES`, read in one snapshot, into ``directory``.
 
     Args:
         storage: The study database.
@@ -209,17 +294,19 @@ def export_study(
         formats: Any of :data:`FORMATS`.
         raw_ids: Add raw Prolific ids to the participants export.
         salt: Hash salt (default: the one kept in the database).
+        personal_codes: The study gives personal completion codes (listed with raw ids).
 
     Returns:
         The files written.
     """
     target = make_folder(directory)
-    salt = export_salt(storage, salt)
-    tables = [
-        trials_table(storage, study_id),
-        participants_table(storage, salt, study_id, raw_ids),
-        accuracy_table(storage, study_id),
-    ]
+    tables = read_tables(
+        storage,
+        study_id=study_id,
+        salt=salt,
+        raw_ids=raw_ids,
+        personal_codes=personal_codes,
+    )
     written = []
     for table in tables:
         for fmt in formats:

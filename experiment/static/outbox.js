@@ -2,10 +2,16 @@
  * A persistent outbox: writes wait in localStorage until the server acknowledges them.
  *
  * Every entry is stored before it is sent, sent in order, and removed only when the server
- * answers 2xx (stored) or 409 (already stored, or no longer accepted). Network errors, 5xx
- * and 429 are retried with exponential back-off and jitter, for as long as the page is open,
- * and again after a reload. 401 means the session moved to another browser: sending stops
- * (`onStop(reason)` is called). Other 4xx answers mean the body itself is refused: the entry
+ * answers 2xx (stored) or 409 with `reason: "already_recorded"` (stored already, from this tab
+ * or another). Network errors, 5xx and 429 are retried with exponential back-off and jitter
+ * (at least the server's `Retry-After`), for as long as the page is open, and again after a
+ * reload. 401 means the session moved to another browser, and any other 409 that the study no
+ * longer takes the answer as it stands (closed by the researcher, stimuli changed): sending
+ * stops and the entries stay, in localStorage too, for a reload once the researcher has
+ * sorted it out (`onStop(reason, message, body)` is called: the refusal's reason, the
+ * server's message and its whole JSON answer). Each trial answer is sent with
+ * `queued_ms`, how long it has waited here, so that the server does not count time spent
+ * offline as reading or answering. Other 4xx answers mean the body itself is refused: the entry
  * moves to a "rejected" list (kept in localStorage for inspection) so that it cannot block the
  * entries after it, and `onReject(entry, message, body, status)` is called with the server's
  * message, its whole JSON answer (its `reason` is what the page words in the participant's
@@ -77,6 +83,7 @@ var TracktaleOutbox = (function () {
   }
 
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  const MAX_QUEUED_MS = 30 * 86400000; // the most the server takes (30 days)
 
   async function readJson(response) {
     try {
@@ -114,7 +121,7 @@ var TracktaleOutbox = (function () {
      * stored), whenever that is; never rejects.
      */
     add(url, body, meta = {}) {
-      const entry = { id: randomId(), url: url, body: body, meta: meta };
+      const entry = { id: randomId(), url: url, body: body, meta: meta, addedAt: Date.now() };
       const reply = new Promise((resolve) => this.replies.set(entry.id, resolve));
       this.entries.push(entry);
       this.persist();
@@ -183,7 +190,7 @@ var TracktaleOutbox = (function () {
         } else if (outcome.kind === "stop") {
           this.stopped = true;
           this.onChange(this.state());
-          this.onStop(outcome.reason);
+          this.onStop(outcome.reason, outcome.message, outcome.body);
         } else {
           this.failures += 1;
           this.onChange(this.state());
@@ -217,13 +224,20 @@ var TracktaleOutbox = (function () {
       return withheld;
     }
 
+    /** The body as sent now: a trial answer says how long it has waited in this outbox. */
+    bodyToSend(entry) {
+      if (entry.meta.kind !== "trial" || typeof entry.addedAt !== "number") return entry.body;
+      const waited = Math.min(MAX_QUEUED_MS, Math.max(0, Date.now() - entry.addedAt));
+      return Object.assign({}, entry.body, { queued_ms: waited });
+    }
+
     async send(entry) {
       let response;
       try {
         response = await fetch(entry.url, {
           method: "POST",
           headers: { "Content-Type": "application/json", "X-Session-Token": this.token },
-          body: JSON.stringify(entry.body),
+          body: JSON.stringify(this.bodyToSend(entry)),
           cache: "no-store",
           credentials: "same-origin",
         });
@@ -232,9 +246,18 @@ var TracktaleOutbox = (function () {
       }
       const status = response.status;
       if (status >= 200 && status < 300) return { kind: "ack", data: await readJson(response) };
-      if (status === 409) return { kind: "ack", data: null };
+      if (status === 409) {
+        const data = (await readJson(response)) || {};
+        if (data.reason === "already_recorded") return { kind: "ack", data: null };
+        return {
+          kind: "stop",
+          reason: data.reason || "refused",
+          message: data.error || "HTTP 409",
+          body: data,
+        };
+      }
       if (status === 401) return { kind: "stop", reason: (await readJson(response) || {}).reason };
-      if (status === 429) {
+      if (status === 429 || status === 503) {
         const seconds = Number(response.headers.get("Retry-After") || "1");
         return { kind: "retry", retryAfterMs: seconds * 1000 };
       }

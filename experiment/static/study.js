@@ -73,6 +73,22 @@
     if (study && study.jsPsych) study.jsPsych.abortExperiment("");
   }
 
+  /**
+   * Stop sending: the study no longer takes this session's answers as they stand (the
+   * researcher closed it, or its stimuli changed). The answers stay in this browser and are
+   * sent on a later reload, once the researcher has sorted it out.
+   */
+  function stopHeld(message) {
+    if (stopped) return;
+    stopped = true;
+    const text = texts.list("page.held", { reason: message });
+    overlay.innerHTML = '<div class="tt-screen tt-held">' + paragraphs(text) + "</div>";
+    overlay.hidden = false;
+    if (badge) badge.hidden = true;
+    const study = window.tracktaleStudy;
+    if (study && study.jsPsych) study.jsPsych.abortExperiment("");
+  }
+
   function prolificParam(name) {
     const value = params.get(name);
     // Prolific's own placeholders, left unreplaced in a preview link, are not ids.
@@ -363,7 +379,10 @@
     store.set("token", session.token);
     const outbox = new Outbox(store, session.token, {
       onChange: showSaveState,
-      onStop: (reason) => { if (reason === "taken_over") stopTakenOver(); },
+      onStop: (reason, message, data) => {
+        if (reason === "taken_over") stopTakenOver();
+        else if (message) stopHeld(texts.reason({ ...(data || {}), reason: reason, error: message }, 409));
+      },
       onReject: (entry, message, data, status) => {
         if (entry.meta.kind === "trial") stopRefused(texts.reason({ ...data, error: message }, status));
       },

@@ -51,6 +51,9 @@ var TracktaleTrials = (function () {
       },
       reason: (data, status) => {
         const reason = data && data.reason;
+        // A reason may be worded per participant status ("closed" after completion or return).
+        const precise = reason && data.participant_status && "errors." + reason + "_" + data.participant_status;
+        if (precise && precise in texts) return fill(texts[precise], { status });
         if (reason && "errors." + reason in texts) return fill(texts["errors." + reason], { status });
         if (english && data && data.error) return data.error;
         return fill(lookup("errors.http"), { status });

@@ -22,6 +22,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from tracktale.experiment.storage import clock as server_clock
 from tracktale.experiment.storage.groupcommit import GroupCommitter
 from tracktale.experiment.storage.tables import admin_sessions, browsers, events, trial_serves
 
@@ -31,27 +32,20 @@ ADMIN_SESSION_HOURS = 12
 
 # Built once: these run on every serve and answer, and building a statement costs more CPU
 # than running it on SQLite.
-_SERVED_COLUMNS = (
-    trial_serves.c.trial_index,
-    sa.func.count(),
-    sa.func.max(trial_serves.c.served_at),
-)
-_SERVED = (
-    sa.select(*_SERVED_COLUMNS)
+_SERVES = (
+    sa.select(
+        trial_serves.c.trial_index,
+        trial_serves.c.served_at,
+        trial_serves.c.served_mono_ns,
+        trial_serves.c.clock,
+    )
     .where(trial_serves.c.participant_id == sa.bindparam("participant_id"))
-    .group_by(trial_serves.c.trial_index)
+    .order_by(trial_serves.c.id)
 )
+_SERVES_AT = _SERVES.where(trial_serves.c.trial_index == sa.bindparam("trial_index"))
 _SERVED_COUNTS = (
     sa.select(trial_serves.c.trial_index, sa.func.count())
     .where(trial_serves.c.participant_id == sa.bindparam("participant_id"))
-    .group_by(trial_serves.c.trial_index)
-)
-_SERVED_AT = (
-    sa.select(*_SERVED_COLUMNS)
-    .where(
-        trial_serves.c.participant_id == sa.bindparam("participant_id"),
-        trial_serves.c.trial_index == sa.bindparam("trial_index"),
-    )
     .group_by(trial_serves.c.trial_index)
 )
 
@@ -64,11 +58,15 @@ class Served:
         trial_index: The position.
         times: How many times it was served (more than once: a restart).
         last_served_at: The latest serve (the one an answer belongs to).
+        last_mono_ns: The monotonic clock at the latest serve (``None``: not recorded).
+        clock: Which monotonic clock that was (:data:`.clock.DOMAIN`).
     """
 
     trial_index: int
     times: int
     last_served_at: dt.datetime
+    last_mono_ns: int | None = None
+    clock: str | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +114,8 @@ class Journal:
             "trial_index": trial_index,
             "served_at": moment,
             "browser": browser,
+            "served_mono_ns": server_clock.monotonic_ns(),
+            "clock": server_clock.DOMAIN,
         }
         self._writer.insert(row, table=trial_serves.name)
         return moment
@@ -134,12 +134,16 @@ class Journal:
             with self.engine.connect() as own:
                 return self.served(participant_id, trial_index, own)
         if trial_index is None:
-            rows = connection.execute(_SERVED, {"participant_id": participant_id})
+            rows = connection.execute(_SERVES, {"participant_id": participant_id})
         else:
             rows = connection.execute(
-                _SERVED_AT, {"participant_id": participant_id, "trial_index": trial_index}
+                _SERVES_AT, {"participant_id": participant_id, "trial_index": trial_index}
             )
-        return {index: Served(index, count, _utc(last)) for index, count, last in rows}
+        served: dict[int, Served] = {}
+        for index, at, mono, name in rows:  # oldest first: the last one stays
+            times = served[index].times + 1 if index in served else 1
+            served[index] = Served(index, times, _utc(at), mono, name)
+        return served
 
     def served_counts(self, participant_id: str, connection: sa.Connection) -> dict[int, int]:
         """How many times each position was served to a participant (no times read)."""
@@ -182,15 +186,19 @@ class Journal:
             ).first()
         return revoked_at is not None and revoked_at[0] is not None
 
-    def browser_counts(self, participant_ids: list[str] | None = None) -> dict[str, int]:
-        """How many browsers held each participant's session."""
+    def browser_counts(
+        self, participant_ids: list[str] | None = None, connection: sa.Connection | None = None
+    ) -> dict[str, int]:
+        """How many browsers held each participant's session (on ``connection`` if given)."""
         query = sa.select(browsers.c.participant_id, sa.func.count()).group_by(
             browsers.c.participant_id
         )
         if participant_ids is not None:
             query = query.where(browsers.c.participant_id.in_(participant_ids))
-        with self.engine.connect() as connection:
+        if connection is not None:
             return dict(connection.execute(query).all())
+        with self.engine.connect() as own:
+            return dict(own.execute(query).all())
 
     # events ------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ no exported row can be linked back to a Prolific id.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import secrets
@@ -32,3 +33,9 @@ def session_seed(salt: str, design_seed: int, study_id: str, participant_key: st
     """A participant's session seed: 48 bits of an HMAC of the design seed, study and id."""
     message = f"session-seed|{design_seed}|{study_id}|{participant_key}".encode()
     return int.from_bytes(hmac.new(salt.encode(), message, hashlib.sha256).digest()[:6], "big")
+
+
+def personal_completion_code(salt: str, participant_id: str) -> str:
+    """A participant's own completion code: ``C`` and 11 letters and digits of an HMAC."""
+    digest = hmac.new(salt.encode(), f"completion|{participant_id}".encode(), hashlib.sha256)
+    return "C" + base64.b32encode(digest.digest()).decode()[:11]

@@ -10,24 +10,33 @@ which browser (:mod:`.journal`). The tables are defined in :mod:`.tables`.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
-import functools
 import hashlib
 import json
 import secrets
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 import tenacity
 
-from tracktale.errors import TracktaleError
-from tracktale.experiment.storage.database import create_storage_engine
+from tracktale.errors import ConflictError, StorageUnavailable, TracktaleError
+from tracktale.experiment.storage.database import (
+    check_integrity,
+    create_storage_engine,
+    report_unwritable,
+    sqlite_path,
+)
 from tracktale.experiment.storage.groupcommit import GroupCommitter
 from tracktale.experiment.storage.journal import Journal
+from tracktale.experiment.storage.reads import StorageReads
+from tracktale.experiment.storage.rows import (
+    Participant,
+    SaveResult,
+    clean_header,
+    participant_from_row,
+)
 from tracktale.experiment.storage.tables import (
     add_missing_columns,
     meta,
@@ -38,25 +47,16 @@ from tracktale.experiment.storage.tables import (
     trials,
 )
 from tracktale.experiment.study.design import LIST_IDS, SessionPlan, assign_list
-from tracktale.schema.records import ParticipantStatus, Source
-from tracktale.trial import PARTICIPANT_STATUSES, ParticipantRecord, TrialRecord
+from tracktale.trial import PARTICIPANT_STATUSES, TrialRecord
 
-__all__ = ["Participant", "SaveResult", "Storage", "hash_token", "metadata", "now"]
+__all__ = ["Participant", "SaveResult", "Storage", "clean_header", "hash_token", "metadata", "now"]
+
 
 _ASSIGNMENT_LOCK = "list_assignment_lock"
 
-# Built once: these run on every request of a session, and building a statement costs more
+# Built once: this runs on every request of a session, and building a statement costs more
 # CPU than running it on SQLite.
 _BY_TOKEN = sa.select(participants).where(participants.c.token_hash == sa.bindparam("token_hash"))
-_TRIAL_INDICES = (
-    sa.select(trials.c.trial_index)
-    .where(trials.c.participant_id == sa.bindparam("participant_id"))
-    .order_by(trials.c.trial_index)
-)
-_ANSWERED_BEFORE = sa.select(sa.func.count()).where(
-    trials.c.participant_id == sa.bindparam("participant_id"),
-    trials.c.trial_index < sa.bindparam("trial_index"),
-)
 
 
 def now() -> dt.datetime:
@@ -69,38 +69,7 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-@dataclass(frozen=True)
-class Participant:
-    """A participant row as the server uses it."""
-
-    participant_id: str
-    study_id: str
-    prolific_pid: str
-    prolific_study_id: str | None
-    prolific_session_id: str | None
-    source: Source
-    list_id: str
-    session_seed: int
-    plan: SessionPlan
-    stimulus_sha256: str
-    status: ParticipantStatus
-    consent: bool | None
-    token_hash: str
-    created_at: dt.datetime
-    completed_at: dt.datetime | None
-    browser: int = 1
-    """The browser now holding the session (1, then 2 after a takeover, ...)."""
-
-
-@dataclass(frozen=True)
-class SaveResult:
-    """What happened to a saved trial: ``stored`` (new) or ``duplicate`` (already there)."""
-
-    outcome: str
-    client_trial_id: str
-
-
-class Storage:
+class Storage(StorageReads):
     """The study database.
 
     Args:
@@ -110,10 +79,9 @@ class Storage:
 
     def __init__(self, url: str, *, create: bool = True) -> None:
         self.url = url
-        self.engine = create_storage_engine(url)
+        self.engine = create_storage_engine(url, writable=create)
         if create:
-            self._create_tables()
-            self.meta_value(_ASSIGNMENT_LOCK, lambda: "0")
+            self._open_for_writing()
         self._trial_writer = GroupCommitter(self.engine, trials, trial_serves)
         self.journal = Journal(self.engine, lambda: now(), self._trial_writer)
 
@@ -122,6 +90,23 @@ class Storage:
         """The current time in UTC (the clock every server-side time is read from)."""
         return now()
 
+    def _open_for_writing(self) -> None:
+        """Check the file and create what is missing, as a server starts.
+
+        A damaged SQLite file is refused. One that cannot be written just now is not: the
+        server starts, answers 503 until it can be written, and says why (the database
+        module logs the file it cannot write).
+
+        Raises:
+            TracktaleError: If the database is damaged or cannot be opened.
+        """
+        database = sqlite_path(self.engine.url)
+        if database is not None and report_unwritable(database) is not None:
+            return  # the tables are there (or made at the first start that can write)
+        check_integrity(self.engine)
+        self._create_tables()
+        self.meta_value(_ASSIGNMENT_LOCK, lambda: "0")
+
     def _create_tables(self) -> None:
         # Several server processes may start at once on a new database; creating a table that
         # another process just created fails, and the next attempt finds it there. Ten
@@ -129,7 +114,8 @@ class Storage:
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(10),
             wait=tenacity.wait_incrementing(start=0.1, increment=0.1),
-            retry=tenacity.retry_if_exception_type(sa.exc.DatabaseError),
+            # (a lock held too long by the other process is StorageUnavailable: busy)
+            retry=tenacity.retry_if_exception_type((sa.exc.DatabaseError, StorageUnavailable)),
             sleep=lambda seconds: time.sleep(seconds),
             reraise=True,
         )
@@ -156,7 +142,7 @@ class Storage:
                     participants.c.prolific_pid == prolific_pid,
                 )
             ).first()
-        return _participant(row) if row else None
+        return participant_from_row(row) if row else None
 
     def participant_by_token(
         self, token: str, connection: sa.Connection | None = None
@@ -166,11 +152,7 @@ class Storage:
             with self.engine.connect() as own:
                 return self.participant_by_token(token, own)
         row = connection.execute(_BY_TOKEN, {"token_hash": hash_token(token)}).first()
-        return _participant(row) if row else None
-
-    def reading(self) -> sa.Connection:
-        """A connection for several reads of one request (use it as a context manager)."""
-        return self.engine.connect()
+        return participant_from_row(row) if row else None
 
     def list_counts(self, study_id: str, *, simulated: bool = False) -> dict[str, int]:
         """Participants per list who still take part (started or completed).
@@ -211,7 +193,7 @@ class Storage:
             The participant and their session token (shown once, stored hashed).
 
         Raises:
-            TracktaleError: If the Prolific id is already registered (a concurrent start).
+            ConflictError: If the Prolific id is already registered (a concurrent start).
         """
         token = secrets.token_urlsafe(24)
         moment = now()
@@ -245,18 +227,18 @@ class Storage:
                 "browser": 1,
             }
             self._insert_participant(connection, row)
-        return _participant(row), token
+        return participant_from_row(row), token
 
     def _insert_participant(self, connection: sa.Connection, row: dict[str, Any]) -> None:
         """Store a new participant's row, its first browser and its "started" event.
 
         Raises:
-            TracktaleError: If the Prolific id is already registered (a concurrent start).
+            ConflictError: If the Prolific id is already registered (a concurrent start).
         """
         try:
             connection.execute(participants.insert().values(**row))
         except sa.exc.IntegrityError:
-            raise TracktaleError(
+            raise ConflictError(
                 f"participant {row['prolific_pid']!r} is already registered"
             ) from None
         self.journal.add_browser(
@@ -297,19 +279,21 @@ class Storage:
         token = secrets.token_urlsafe(24)
         agent = clean_header(user_agent)
         with self.engine.begin() as connection:
+            # Counted up by the database itself: takeovers at the same moment each get their
+            # own number (a read, then a write, handed out the same number to several).
             row = connection.execute(
-                sa.select(participants.c.study_id, participants.c.browser).where(
-                    participants.c.participant_id == participant_id
+                participants.update()
+                .where(participants.c.participant_id == participant_id)
+                .values(
+                    token_hash=hash_token(token),
+                    browser=sa.func.coalesce(participants.c.browser, 1) + 1,
+                    updated_at=now(),
                 )
+                .returning(participants.c.study_id, participants.c.browser)
             ).first()
             if row is None:
                 raise TracktaleError(f"no participant {participant_id!r}")
-            browser = (row.browser or 1) + 1
-            connection.execute(
-                participants.update()
-                .where(participants.c.participant_id == participant_id)
-                .values(token_hash=hash_token(token), browser=browser, updated_at=now())
-            )
+            browser = row.browser
             self.journal.add_browser(connection, participant_id, hash_token(token), browser, agent)
             self.journal.record_event(
                 row.study_id,
@@ -320,12 +304,51 @@ class Storage:
             )
         return token, browser
 
-    def set_consent(self, participant_id: str, consent: bool) -> None:
-        """Record the consent decision; declining screens the participant out."""
-        changes: dict[str, Any] = {"consent": consent}
+    def set_consent(self, participant_id: str, consent: bool) -> bool:
+        """Record the consent decision once; declining screens the participant out.
+
+        The first decision wins, whichever tab sent it; the same decision again is accepted.
+
+        Returns:
+            ``True`` if this call recorded it (with its ``consent`` event), ``False`` if the
+            same decision was already recorded.
+
+        Raises:
+            ConflictError: ``decided``, if the other decision is recorded.
+        """
+        changes: dict[str, Any] = {"consent": consent, "updated_at": now()}
         if not consent:
             changes["status"] = "screened_out"
-        self._update(participant_id, **changes)
+        with self.engine.begin() as connection:
+            decided = connection.execute(
+                participants.update()
+                .where(
+                    participants.c.participant_id == participant_id,
+                    participants.c.consent.is_(None),
+                )
+                .values(**changes)
+                .returning(participants.c.study_id)
+            ).first()
+            if decided is not None:
+                self.journal.record_event(
+                    decided.study_id,
+                    participant_id,
+                    "consent",
+                    {"consent": consent},
+                    connection=connection,
+                )
+                return True
+            stored = connection.execute(
+                sa.select(participants.c.consent).where(
+                    participants.c.participant_id == participant_id
+                )
+            ).first()
+        if stored is None:
+            raise TracktaleError(f"no participant {participant_id!r}")
+        if bool(stored.consent) == consent:
+            return False
+        given = "given" if stored.consent else "declined"
+        raise ConflictError(f"consent was already {given} (in another window)", "decided")
 
     def set_status(self, participant_id: str, status: str) -> None:
         """Change a participant's status (e.g. ``returned`` after a return on Prolific)."""
@@ -346,16 +369,6 @@ class Storage:
         if result.rowcount != 1:
             raise TracktaleError(f"no participant {participant_id!r}")
 
-    def participants(self, study_id: str | None = None) -> list[Participant]:
-        """Every participant (of one study), oldest first."""
-        query = sa.select(participants).order_by(participants.c.created_at)
-        if study_id is not None:
-            query = query.where(participants.c.study_id == study_id)
-        with self.engine.connect() as connection:
-            return [_participant(row) for row in connection.execute(query)]
-
-    # trials ------------------------------------------------------------------------------
-
     def save_trial(self, record: TrialRecord, received_at: dt.datetime | None = None) -> SaveResult:
         """Store a trial once.
 
@@ -364,8 +377,8 @@ class Storage:
             stored for the same participant and position.
 
         Raises:
-            TracktaleError: If the id belongs to another participant or position, or the
-                position already holds a trial with another id.
+            ConflictError: ``already_recorded``, if the id belongs to another participant or
+                position, or the position already holds a trial with another id.
         """
         row = {**record.to_dict(), "received_at": received_at or now()}
         if self._trial_writer.insert(row):
@@ -379,131 +392,45 @@ class Storage:
         if existing is not None and tuple(existing) == (record.participant_id, record.trial_index):
             return SaveResult("duplicate", record.client_trial_id)
         if existing is not None:
-            raise TracktaleError(f"trial id {record.client_trial_id!r} is already used")
-        raise TracktaleError(f"trial {record.trial_index} is already recorded")
-
-    def recent_trials(self, study_id: str, limit: int = 50) -> list[TrialRecord]:
-        """The last trials received, newest first."""
-        names = [field.name for field in dataclasses.fields(TrialRecord)]
-        query = (
-            sa.select(*(trials.c[name] for name in names))
-            .where(trials.c.study_id == study_id)
-            .order_by(trials.c.id.desc())
-            .limit(limit)
-        )
-        with self.engine.connect() as connection:
-            return [_trial(names, row) for row in connection.execute(query)]
-
-    def answered_before(
-        self, participant_id: str, trial_index: int, connection: sa.Connection | None = None
-    ) -> int:
-        """How many of the positions before ``trial_index`` hold an answer."""
-        if connection is None:
-            with self.engine.connect() as own:
-                return self.answered_before(participant_id, trial_index, own)
-        return connection.execute(
-            _ANSWERED_BEFORE, {"participant_id": participant_id, "trial_index": trial_index}
-        ).scalar_one()
-
-    def trial_indices(
-        self, participant_id: str, connection: sa.Connection | None = None
-    ) -> list[int]:
-        """The positions a participant has answered, ascending."""
-        if connection is None:
-            with self.engine.connect() as own:
-                return self.trial_indices(participant_id, own)
-        rows = connection.execute(_TRIAL_INDICES, {"participant_id": participant_id})
-        return [index for (index,) in rows]
-
-    def trials(self, study_id: str | None = None) -> Iterator[TrialRecord]:
-        """Every stored trial as a record, by participant and position."""
-        names = [field.name for field in dataclasses.fields(TrialRecord)]
-        query = sa.select(*(trials.c[name] for name in names)).order_by(
-            trials.c.participant_id, trials.c.trial_index
-        )
-        if study_id is not None:
-            query = query.where(trials.c.study_id == study_id)
-        with self.engine.connect() as connection:
-            for row in connection.execute(query):
-                yield _trial(names, row)
-
-    def trial_counts(self, study_id: str | None = None) -> dict[str, int]:
-        """Stored trials per participant."""
-        query = sa.select(trials.c.participant_id, sa.func.count()).group_by(
-            trials.c.participant_id
-        )
-        if study_id is not None:
-            query = query.where(trials.c.study_id == study_id)
-        with self.engine.connect() as connection:
-            return {pid: count for pid, count in connection.execute(query)}
-
-    # survey ------------------------------------------------------------------------------
+            raise ConflictError(f"trial id {record.client_trial_id!r} is already used")
+        raise ConflictError(f"trial {record.trial_index} is already recorded")
 
     def save_survey(self, participant_id: str, answers: Mapping[str, Any]) -> int:
-        """Store survey answers; an answer already given is kept (saving again is harmless).
+        """Store the end-of-study answers, all in one transaction.
+
+        The first survey stored wins, whole: sending it again (a retry) is harmless, and
+        answers to questions not stored yet complete it; a survey that contradicts it is
+        refused (two tabs sending different answers are never mixed).
 
         Returns:
             How many answers were new.
+
+        Raises:
+            ConflictError: ``already_recorded``, if a stored answer differs.
         """
-        stored = 0
+        given = {question: json.loads(json.dumps(answer)) for question, answer in answers.items()}
         moment = now()
-        for question, answer in answers.items():
-            row = {
-                "participant_id": participant_id,
-                "question": question,
-                "answer_json": json.dumps(answer),
-                "received_at": moment,
-            }
+        for _attempt in range(2):
             try:
                 with self.engine.begin() as connection:
-                    connection.execute(survey_answers.insert().values(**row))
-                stored += 1
+                    stored = self.survey(participant_id, connection).get(participant_id, {})
+                    _check_same_survey(stored, given)
+                    new = [
+                        {
+                            "participant_id": participant_id,
+                            "question": question,
+                            "answer_json": json.dumps(answer),
+                            "received_at": moment,
+                        }
+                        for question, answer in given.items()
+                        if question not in stored
+                    ]
+                    if new:
+                        connection.execute(survey_answers.insert(), new)
+                    return len(new)
             except sa.exc.IntegrityError:
-                continue
-        return stored
-
-    def survey(self, participant_id: str | None = None) -> dict[str, dict[str, Any]]:
-        """Survey answers by participant, then question."""
-        query = sa.select(
-            survey_answers.c.participant_id, survey_answers.c.question, survey_answers.c.answer_json
-        )
-        if participant_id is not None:
-            query = query.where(survey_answers.c.participant_id == participant_id)
-        answers: dict[str, dict[str, Any]] = {}
-        with self.engine.connect() as connection:
-            for pid, question, answer in connection.execute(query):
-                answers.setdefault(pid, {})[question] = _answer(answer)
-        return answers
-
-    def participant_records(self, study_id: str | None = None) -> list[ParticipantRecord]:
-        """Participants as the analysis reads them (survey answers joined in)."""
-        answers = self.survey()
-        browser_counts = self.journal.browser_counts()
-        records = []
-        for person in self.participants(study_id):
-            given = answers.get(person.participant_id, {})
-            records.append(
-                ParticipantRecord(
-                    participant_id=person.participant_id,
-                    study_id=person.study_id,
-                    source=person.source,
-                    list_id=person.list_id,
-                    status=person.status,
-                    attentive=given.get("attentive"),
-                    no_ai_assistance=given.get("no_ai_assistance"),
-                    age=given.get("age"),
-                    gender=given.get("gender"),
-                    native_language=given.get("native_language"),
-                    session_seed=person.session_seed,
-                    stimulus_sha256=person.stimulus_sha256,
-                    started_at=person.created_at.isoformat(),
-                    completed_at=person.completed_at.isoformat() if person.completed_at else None,
-                    browsers=browser_counts.get(person.participant_id, person.browser),
-                )
-            )
-        return records
-
-    # meta --------------------------------------------------------------------------------
+                continue  # another tab's survey was stored meanwhile: compare with it
+        raise ConflictError("the final questions are being saved from another window")
 
     def meta_value(self, key: str, make: Any) -> str:
         """A value kept in the database, made by ``make()`` on first use (e.g. a salt)."""
@@ -532,60 +459,15 @@ class Storage:
                 connection.execute(meta.insert().values(key=key, value=value))
 
 
-def _participant(row: Any) -> Participant:
-    data = dict(row._mapping) if hasattr(row, "_mapping") else dict(row)
-    return Participant(
-        participant_id=data["participant_id"],
-        study_id=data["study_id"],
-        prolific_pid=data["prolific_pid"],
-        prolific_study_id=data["prolific_study_id"],
-        prolific_session_id=data["prolific_session_id"],
-        source=data["source"],
-        list_id=data["list_id"],
-        session_seed=data["session_seed"],
-        plan=_parse_plan(data["plan_json"]),
-        stimulus_sha256=data["stimulus_sha256"],
-        status=data["status"],
-        consent=data["consent"],
-        token_hash=data["token_hash"],
-        created_at=_utc(data["created_at"]),
-        completed_at=_utc(data["completed_at"]) if data["completed_at"] else None,
-        browser=data.get("browser") or 1,
-    )
+def _check_same_survey(stored: Mapping[str, Any], given: Mapping[str, Any]) -> None:
+    """Refuse answers that contradict the stored ones (the first survey wins).
 
-
-def _trial(names: list[str], row: Any) -> TrialRecord:
-    data = dict(zip(names, row, strict=True))
-    # Rows stored before a field existed read back as its default.
-    if data.get("flags") is None:
-        data["flags"] = ""
-    if data.get("restarts") is None:
-        data["restarts"] = 0
-    return TrialRecord(**data)
-
-
-def _answer(answer_json: str) -> Any:
-    # An answer that is not JSON (a database edited by hand) is kept as its text.
-    try:
-        return json.loads(answer_json)
-    except (TypeError, ValueError):
-        return answer_json
-
-
-def clean_header(value: str | None, limit: int = 512) -> str | None:
-    """A request header as stored: control characters dropped, at most ``limit`` characters."""
-    if not value:
-        return None
-    cleaned = "".join(char for char in value if char.isprintable())
-    return cleaned[:limit] or None
-
-
-@functools.lru_cache(maxsize=4096)
-def _parse_plan(plan_json: str) -> SessionPlan:
-    # Plans never change once stored, and every write looks one up: parse each once.
-    return SessionPlan.from_dict(json.loads(plan_json))
-
-
-def _utc(moment: dt.datetime) -> dt.datetime:
-    # SQLite returns naive datetimes; everything was stored in UTC.
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+    Raises:
+        ConflictError: ``already_recorded``, naming the first question answered differently.
+    """
+    for question, answer in given.items():
+        if question in stored and stored[question] != answer:
+            raise ConflictError(
+                f"the final questions were already answered (differently: {question!r}), "
+                "in another window"
+            )

@@ -148,6 +148,10 @@ trial_serves = sa.Table(
     sa.Column("trial_index", sa.Integer, nullable=False),
     sa.Column("served_at", sa.DateTime(timezone=True), nullable=False),
     sa.Column("browser", sa.Integer, nullable=False),
+    # The monotonic clock at the serve, and which clock that was (.clock): elapsed times are
+    # measured on it when the answer reaches a process that reads the same clock.
+    sa.Column("served_mono_ns", sa.BigInteger),
+    sa.Column("clock", sa.String(96)),
     sa.Index("ix_trial_serves_position", "participant_id", "trial_index"),
     sa.ForeignKeyConstraint(["participant_id"], ["participants.participant_id"]),
 )

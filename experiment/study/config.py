@@ -116,6 +116,14 @@ class Prolific:
         str, CODE, Comment("set these to the codes of your Prolific study")
     ] = "TRACKTALE-COMPLETE"
     screenout_code: Annotated[str, CODE] = "TRACKTALE-SCREENOUT"
+    completion_codes: Annotated[
+        Literal["static", "per_participant"],
+        Comment("per_participant: each participant their own code (checked by hand on Prolific)"),
+    ] = "static"
+    """``static``: everyone gets ``completion_code`` (Prolific completes the submission by
+    itself); ``per_participant``: each participant gets a code of their own, listed in the
+    raw-ids participants export, which a code shared on a forum cannot match (Prolific
+    marks such submissions for review: compare the codes there)."""
     completion_url: Annotated[str, *REDIRECT_URL] = PROLIFIC_COMPLETION_URL
     """Redirect target; ``{code}`` is replaced by the completion or screen-out code."""
     study_id: Annotated[

@@ -9,14 +9,19 @@ over is recorded, and the first one's token is refused with ``reason: taken_over
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tracktale.errors import TracktaleError
+from tracktale.errors import ConflictError, TracktaleError
 from tracktale.experiment.paradigms import HumanStudy, get_human_study
-from tracktale.experiment.storage.pseudonyms import session_seed, study_salt
+from tracktale.experiment.storage.pseudonyms import (
+    personal_completion_code,
+    session_seed,
+    study_salt,
+)
 from tracktale.experiment.storage.store import Participant, Storage, hash_token
 from tracktale.experiment.study.config import StudyConfig
 from tracktale.experiment.study.design import SessionPlan
@@ -165,8 +170,11 @@ class StudyService:
         if same_browser:
             return SessionStart(existing, token, resumed=True)
         if prolific_session_id and prolific_session_id == existing.prolific_session_id:
-            fresh, _ = self.storage.new_token(existing.participant_id, user_agent)
-            return SessionStart(self.authenticate(fresh), fresh, True)
+            fresh, browser = self.storage.new_token(existing.participant_id, user_agent)
+            # The session as this takeover left it: another browser may take it over in the
+            # next moment (its token then answers 401 taken_over), but this start succeeded.
+            taken = dataclasses.replace(existing, token_hash=hash_token(fresh), browser=browser)
+            return SessionStart(taken, fresh, True)
         raise ApiError(
             403,
             "this study was started in another browser; please continue there "
@@ -221,17 +229,25 @@ class StudyService:
                 user_agent=user_agent,
                 list_ids=self.list_ids,
             )
-        except TracktaleError:
+        except ConflictError:
             # Two requests for the same new participant raced; the other one won.
             raise ApiError(
                 409, "this session is being started in another window", reason="starting_elsewhere"
             ) from None
         return SessionStart(participant, token, resumed=False)
 
-    @property
-    def completion_code(self) -> str:
-        """The Prolific completion code."""
-        return self.config.prolific.completion_code
+    def completion_code(self, participant: Participant) -> str:
+        """The participant's completion code: the study's, or their own.
+
+        With ``prolific.completion_codes: per_participant`` each participant gets a code of
+        their own (a keyed hash of their id under the study's salt), which the raw-ids
+        participants export lists beside their Prolific id, so that a code passed on to
+        someone who did not take part matches nobody else's submission.
+        """
+        prolific = self.config.prolific
+        if prolific.completion_codes == "static":
+            return prolific.completion_code
+        return personal_completion_code(self.salt, participant.participant_id)
 
     def _refuse_finished(self, participant: Participant, show_code: bool = False) -> None:
         messages = {
@@ -247,8 +263,9 @@ class StudyService:
         }
         if participant.status == "completed" and show_code:
             # Only the browser that completed (its token) is told the code again.
-            extra["completion_code"] = self.completion_code
-            extra["redirect"] = self.config.prolific.redirect(self.completion_code)
+            code = self.completion_code(participant)
+            extra["completion_code"] = code
+            extra["redirect"] = self.config.prolific.redirect(code)
         raise ApiError(409, messages[participant.status], **extra)
 
     def authenticate(self, token: str | None) -> Participant:
@@ -323,14 +340,24 @@ class StudyService:
     # writes ------------------------------------------------------------------------------
 
     def record_consent(self, participant: Participant, consent: bool) -> str | None:
-        """Record consent; returns the screen-out redirect when the participant declines."""
-        self._refuse_finished(participant)
-        if participant.consent and not consent:
-            raise ApiError(409, "consent was already given; to withdraw, return the study")
+        """Record the consent decision; returns the screen-out redirect when it is no.
+
+        The first decision wins: the same decision again (a retry) is accepted, the other one
+        is refused, also when two tabs send them at once (the storage decides).
+
+        Raises:
+            ApiError: 409 after the end, or to withdraw consent given earlier.
+            ConflictError: ``decided``, when another tab's opposite decision came first.
+        """
+        if participant.consent is None or participant.consent != consent:
+            self._refuse_finished(participant)
+            if participant.consent:
+                raise ApiError(
+                    409,
+                    "consent was already given; to withdraw, return the study",
+                    reason="decided",
+                )
         self.storage.set_consent(participant.participant_id, consent)
-        self.storage.journal.record_event(
-            participant.study_id, participant.participant_id, "consent", {"consent": consent}
-        )
         return (
             None if consent else self.config.prolific.redirect(self.config.prolific.screenout_code)
         )
@@ -340,7 +367,13 @@ class StudyService:
         return self.desk.answer(participant, data)
 
     def record_survey(self, participant: Participant, answers: Mapping[str, Any]) -> int:
-        """Store the end-of-study answers (validated by the API); returns how many were new."""
+        """Store the end-of-study answers (validated by the API); returns how many were new.
+
+        Raises:
+            ApiError: 409 before consent or after the end.
+            ConflictError: ``already_recorded``, when different answers are stored already
+                (another tab's): the first survey wins, whole.
+        """
         self._refuse_finished(participant)
         if not participant.consent:
             raise ApiError(409, "the survey can only be answered after consent")
@@ -401,7 +434,7 @@ class StudyService:
         """
         prolific = self.config.prolific
         if participant.status == "completed":
-            return prolific.redirect(prolific.completion_code)
+            return prolific.redirect(self.completion_code(participant))
         self._refuse_finished(participant)
         missing = self.missing_trials(participant)
         if missing:
@@ -409,4 +442,4 @@ class StudyService:
         if not self._survey_done(participant):
             raise ApiError(409, "the final questions are not saved yet", missing=["survey"])
         self.storage.set_status(participant.participant_id, "completed")
-        return prolific.redirect(prolific.completion_code)
+        return prolific.redirect(self.completion_code(participant))

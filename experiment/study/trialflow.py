@@ -5,8 +5,11 @@ at a position when it starts, and gets that item's content (its paradigm's ``ser
 :mod:`.paradigms`); the server records the serve first. An answer is accepted only for a served
 position whose earlier positions are all answered; it is scored by the server, stored with the
 time the server served the trial and received the answer, and flagged (never dropped) when
-those times contradict the browser's or the limits (:func:`timing_flags`). A position served
-again is a restart, counted by the server whatever the browser says.
+those times contradict the browser's or the limits (:func:`timing_flags`), or when its content
+was served before the previous trial ended. The interval is measured on the monotonic clock
+(:mod:`.clock`), so a step of the wall clock fails nothing. A body whose own flags contradict
+its times is refused (422). A position served again is a restart, counted by the server
+whatever the browser says.
 
 The browser may ask for the next trials while answers to earlier ones still wait in its
 offline queue (they arrive in order once the connection is back), but not more than
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tracktale.errors import TracktaleError
+from tracktale.experiment.storage import clock
 from tracktale.experiment.storage.journal import Served
 from tracktale.experiment.storage.store import Participant, SaveResult
 from tracktale.experiment.study.config import Timing
@@ -40,8 +44,23 @@ EARLY_TOLERANCE_MS = 500.0
 """An answer may arrive this much sooner than the browser's times add up to (clock rounding)."""
 LATE_GRACE_MS = 10_000.0
 """An answer may arrive this much later than both limits allow (network, a slow device)."""
+SLOW_GRACE_MS = 5_000.0
+"""An answer may arrive this much later than the browser's times and its queue time add up to
+(the content's way to the page, drawing the screens, the answer's way back)."""
+OVERLAP_TOLERANCE_MS = 2_000.0
+"""A trial may be served this much before the previous one ended by the server's account
+(that answer's arrival less its queue time): both requests' time on the network."""
 LIMIT_SLACK_MS = 1_000.0
-"""A reported time may exceed its limit by this much (timer and frame granularity)."""
+"""A reported time may exceed its limit (or fall short of it, after a timeout) by this much
+(timer and frame granularity)."""
+
+
+_ENDED = {
+    "completed": "this session is already completed",
+    "returned": "the researcher has closed this session",
+    "screened_out": "this session ended without consent",
+}
+"""Why a session that ended takes no more trials, in words for the participant."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +76,8 @@ def timing_flags(timing: Timing, data: Mapping[str, Any], elapsed_ms: float) -> 
 
     Args:
         timing: The study's limits.
-        data: The answer (``reading_time_ms``, ``response_time_ms``; ``None`` after a timeout).
+        data: The answer (``reading_time_ms``, ``response_time_ms``: ``None`` after a
+            timeout; ``queued_ms``: how long it waited in the page's outbox, if sent).
         elapsed_ms: From serving the trial to receiving the answer, on the server's clock.
 
     Returns:
@@ -66,10 +86,13 @@ def timing_flags(timing: Timing, data: Mapping[str, Any], elapsed_ms: float) -> 
     reading = float(data["reading_time_ms"])
     response = data.get("response_time_ms")
     claimed = reading + (float(response) if response is not None else timing.response_ms)
+    queued = float(data.get("queued_ms") or 0.0)
     flags = []
-    if elapsed_ms + EARLY_TOLERANCE_MS < claimed:
+    if elapsed_ms + EARLY_TOLERANCE_MS < claimed + queued:
         flags.append("faster_than_reported")
-    if elapsed_ms > timing.reading_ms + timing.response_ms + LATE_GRACE_MS:
+    elif elapsed_ms - queued - claimed > SLOW_GRACE_MS:
+        flags.append("slower_than_reported")
+    if elapsed_ms - queued > timing.reading_ms + timing.response_ms + LATE_GRACE_MS:
         flags.append("later_than_limits")
     over_reading = reading > timing.reading_ms + LIMIT_SLACK_MS
     over_response = response is not None and float(response) > timing.response_ms + LIMIT_SLACK_MS
@@ -93,8 +116,15 @@ class TrialDesk:
         return self.service.storage.journal
 
     def _check_open(self, participant: Participant) -> None:
+        if participant.status in _ENDED:
+            raise ApiError(
+                409,
+                _ENDED[participant.status],
+                reason="closed",
+                participant_status=participant.status,
+            )
         if participant.status != "started" or not participant.consent:
-            raise ApiError(409, "trials are only served and saved after consent, before the end")
+            raise ApiError(409, "trials are only served and saved after consent", reason="closed")
         self.service.check_session_stimuli(participant)
 
     def _planned_at(self, participant: Participant, index: int) -> PlannedTrial:
@@ -153,8 +183,9 @@ class TrialDesk:
         """
         self._check_open(participant)
         planned = self._planned_at(participant, data["trial_index"])
-        served = self._served_in_order(participant, planned, data)
+        served, previous_end = self._served_in_order(participant, planned, data)
         _check_response_given(data)
+        _check_timeouts(self.service.config.timing, data)
         item = self.service.stimuli.get(planned.item_id)
         try:
             scored = self.service.human.score_trial(
@@ -162,12 +193,10 @@ class TrialDesk:
             )
         except TracktaleError as error:
             raise ApiError(422, str(error)) from None
-        answered_at = self.service.storage.now()
-        record = self._record(participant, planned, data, item.item_id, scored, served, answered_at)
-        try:
-            result = self.service.storage.save_trial(record, received_at=answered_at)
-        except TracktaleError as error:
-            raise ApiError(409, str(error)) from None
+        answered = _Answer.now(self.service.storage.now(), served, previous_end)
+        record = self._record(participant, planned, data, item.item_id, scored, answered)
+        # A position holding another answer is a ConflictError (409, already_recorded).
+        result = self.service.storage.save_trial(record, received_at=answered.at)
         feedback = None
         if planned.role == "practice":
             feedback = self.service.human.practice_feedback(
@@ -177,8 +206,12 @@ class TrialDesk:
 
     def _served_in_order(
         self, participant: Participant, planned: PlannedTrial, data: Mapping[str, Any]
-    ) -> Served:
-        """The serve an answer belongs to, once the answer fits the plan and the answers before it.
+    ) -> tuple[Served, dt.datetime | None]:
+        """The serve an answer belongs to, and when the previous trial ended.
+
+        Only once the answer fits the plan and the answers before it. The previous trial ended,
+        by the server's account, when its answer arrived less its queue time (and less
+        :data:`OVERLAP_TOLERANCE_MS`); ``None`` for the first trial.
 
         Raises:
             ApiError: 422 if the position was not served, shows another item or task than the
@@ -190,6 +223,7 @@ class TrialDesk:
         with storage.reading() as connection:
             served = self._journal.served(participant.participant_id, index, connection).get(index)
             answered = storage.answered_before(participant.participant_id, index, connection)
+            previous = storage.answer_time(participant.participant_id, index - 1, connection)
         if served is None:
             raise ApiError(422, f"trial {index} was not served")
         if (data["item_id"], data["task"]) != (planned.item_id, planned.task):
@@ -200,7 +234,10 @@ class TrialDesk:
             raise ApiError(
                 422, f"trial {missing} is not answered yet (answers are accepted in order)"
             )
-        return served
+        if previous is None:
+            return served, None
+        arrived, queued_ms = previous
+        return served, arrived - dt.timedelta(milliseconds=queued_ms + OVERLAP_TOLERANCE_MS)
 
     def _record(
         self,
@@ -209,26 +246,56 @@ class TrialDesk:
         data: Mapping[str, Any],
         item_id: str,
         scored: ScoredResponse,
-        served: Served,
-        answered_at: dt.datetime,
+        answered: _Answer,
     ) -> TrialRecord:
-        """The trial as stored: the page's fields, the server's score, times and timing flags."""
-        elapsed_ms = (answered_at - served.last_served_at).total_seconds() * 1000
-        flags = [*scored.flags, *timing_flags(self.service.config.timing, data, elapsed_ms)]
+        """The trial as stored: the page's fields, the server's score, times and flags."""
+        timing = timing_flags(self.service.config.timing, data, answered.elapsed_ms)
         return TrialRecord.from_dict(
             {
                 **_record_fields(participant, planned, data, item_id),
                 "response": scored.response,
                 "correct": scored.correct,
                 "correct_paper_rule": scored.correct_paper_rule,
-                "restarts": served.times - 1,
-                "flags": ";".join(flags),
+                "restarts": answered.served.times - 1,
+                "flags": ";".join([*scored.flags, *timing, *answered.flags]),
                 "browser": participant.browser,
-                "served_at": served.last_served_at.isoformat(),
-                "answered_at": answered_at.isoformat(),
-                "server_elapsed_ms": round(elapsed_ms, 3),
+                "served_at": answered.served.last_served_at.isoformat(),
+                "answered_at": answered.at.isoformat(),
+                "server_elapsed_ms": round(answered.elapsed_ms, 3),
             }
         )
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """When an answer arrived, for the serve it belongs to, and what the times say.
+
+    Attributes:
+        at: The wall clock when it arrived.
+        served: The serve.
+        elapsed_ms: From the serve, on the monotonic clock where it can be (:mod:`.clock`).
+        flags: ``overlapping_serve`` (served before the previous trial ended) and
+            ``clock_skew`` (two servers' wall clocks disagreed), where they apply.
+    """
+
+    at: dt.datetime
+    served: Served
+    elapsed_ms: float
+    flags: tuple[str, ...]
+
+    @classmethod
+    def now(cls, at: dt.datetime, served: Served, previous_end: dt.datetime | None) -> _Answer:
+        """An answer arriving now (``at``: the wall clock, read by the caller)."""
+        served_at = served.last_served_at
+        elapsed, skewed = clock.elapsed_ms(
+            served_at, served.last_mono_ns, served.clock, at, clock.monotonic_ns()
+        )
+        flags = []
+        if previous_end is not None and served_at < previous_end:
+            flags.append("overlapping_serve")
+        if skewed:
+            flags.append("clock_skew")
+        return cls(at, served, elapsed, tuple(flags))
 
 
 def _check_response_given(data: Mapping[str, Any]) -> None:
@@ -242,6 +309,21 @@ def _check_response_given(data: Mapping[str, Any]) -> None:
         raise ApiError(422, "a timed-out trial has no response, any other trial has one")
     if (response is None) != (data.get("response_time_ms") is None):
         raise ApiError(422, "response_time_ms must be given exactly when there is a response")
+
+
+def _check_timeouts(timing: Timing, data: Mapping[str, Any]) -> None:
+    """A reading that timed out lasted its limit: a body that says otherwise contradicts itself.
+
+    Raises:
+        ApiError: 422 naming the contradiction.
+    """
+    reading = float(data["reading_time_ms"])
+    if data["reading_timed_out"] and reading < timing.reading_ms - LIMIT_SLACK_MS:
+        raise ApiError(
+            422,
+            f"reading_timed_out is true, but reading_time_ms ({reading:.0f}) is shorter than "
+            f"the reading limit ({timing.reading_ms} ms)",
+        )
 
 
 def _record_fields(

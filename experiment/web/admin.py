@@ -186,13 +186,15 @@ def _export_response(
     service: StudyService, table: str, fmt: str, raw: bool, salt: str | None
 ) -> Response:
     study_id = service.config.study_id
-    if table == "trials":
-        data = export.trials_table(service.storage, study_id)
-    elif table == "accuracy":
-        data = export.accuracy_table(service.storage, study_id)
-    else:
-        salt = export.export_salt(service.storage, salt)
-        data = export.participants_table(service.storage, salt, study_id, raw_ids=raw)
+    personal = service.config.prolific.completion_codes == "per_participant"
+    (data,) = export.read_tables(
+        service.storage,
+        [table],
+        study_id=study_id,
+        salt=salt,
+        raw_ids=raw and table == "participants",
+        personal_codes=personal,
+    )
     name = f"{study_id}-{table}{'-raw-ids' if raw and table == 'participants' else ''}.{fmt}"
     return Response(
         export.encode(data, fmt),

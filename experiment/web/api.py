@@ -135,7 +135,7 @@ def _add_session_views(api: Blueprint, service: StudyService, sessions: Any) -> 
     def complete():
         person = _participant(service)
         redirect = service.complete(person)
-        return jsonify(ok=True, redirect=redirect, completion_code=service.completion_code)
+        return jsonify(ok=True, redirect=redirect, completion_code=service.completion_code(person))
 
 
 def _add_answer_views(api: Blueprint, service: StudyService) -> None:

@@ -10,14 +10,16 @@ import time; for gunicorn use the factory call
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from flask import Flask, abort, g, render_template, request, send_from_directory
+from flask import Flask, Response, abort, g, jsonify, render_template, request, send_from_directory
 from flask.sessions import SecureCookieSessionInterface
 from werkzeug.exceptions import HTTPException
 
+from tracktale.errors import ConflictError, StorageUnavailable, TracktaleError
 from tracktale.experiment.paradigms import HumanStudy, get_human_study
 from tracktale.experiment.storage.store import Storage
 from tracktale.experiment.study.config import STUDY_ENV, Secrets, StudyConfig, load_study
@@ -113,6 +115,13 @@ class _SignedCookieSessions(SecureCookieSessionInterface):
 
     _cached: tuple[Any, Any] | None = None
 
+    def get_cookie_secure(self, app: Flask) -> bool:
+        """``Secure`` when the setting says so, and always when served over HTTPS.
+
+        Behind a reverse proxy, ``trusted_proxies`` lets ``X-Forwarded-Proto`` say so.
+        """
+        return bool(super().get_cookie_secure(app)) or request.is_secure
+
     def get_signing_serializer(self, app: Flask) -> Any:
         """The serializer for the app's current secret key (and fallbacks)."""
         keys = (app.secret_key, tuple(app.config.get("SECRET_KEY_FALLBACKS") or ()))
@@ -149,6 +158,22 @@ def _register_hooks(app: Flask, service: StudyService) -> None:
     @app.errorhandler(ApiError)
     def api_error(error: ApiError):
         return error_response(error)
+
+    @app.errorhandler(ConflictError)
+    def conflict(error: ConflictError):
+        return error_response(ApiError(409, str(error), reason=error.reason))
+
+    @app.errorhandler(StorageUnavailable)
+    def unavailable(error: StorageUnavailable):
+        # 503 with Retry-After: the page's outbox (and postJson) keep the write and try again.
+        seconds = str(max(1, error.retry_after))
+        if request.path.startswith("/api/"):
+            response = jsonify(error=str(error), retry_after=error.retry_after)
+        else:
+            response = Response(f"{error}\n", mimetype="text/plain")
+        response.status_code = 503
+        response.headers["Retry-After"] = seconds
+        return response
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException):
@@ -263,6 +288,15 @@ def page_config(
 def create_app_from_env() -> Flask:
     """The app for the study file named by ``$TRACKTALE_STUDY`` (the default study without it).
 
-    For WSGI servers: ``gunicorn 'tracktale.experiment.web.app:create_app_from_env()'``.
+    For WSGI servers: ``gunicorn 'tracktale.experiment.web.app:create_app_from_env()'``. A
+    set-up the study cannot run on (a damaged database, a bad study file) is one line on stderr
+    and exit status 3, which makes gunicorn stop instead of starting workers again and again.
     """
-    return create_app(load_study(os.environ.get(STUDY_ENV) or None))
+    from tracktale.experiment.web.server import log_crashes
+
+    log_crashes()
+    try:
+        return create_app(load_study(os.environ.get(STUDY_ENV) or None))
+    except TracktaleError as error:
+        print(f"tracktale: error: {error}", file=sys.stderr, flush=True)
+        raise SystemExit(3) from None

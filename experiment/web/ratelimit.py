@@ -17,13 +17,14 @@ that could open a session.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ class SQLiteLimitsStorage(LimitsStorage):
         self.path = uri.removeprefix(f"{SCHEME}://")
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        with self._connection() as connection:
+        with self._using() as connection, connection:
             connection.execute(
                 "CREATE TABLE IF NOT EXISTS counts "
                 "(key TEXT PRIMARY KEY, count INTEGER NOT NULL, expires REAL NOT NULL)"
@@ -74,11 +75,26 @@ class SQLiteLimitsStorage(LimitsStorage):
             self._local.connection = connection
         return connection
 
+    @contextlib.contextmanager
+    def _using(self) -> Iterator[sqlite3.Connection]:
+        """This thread's connection; one that fails is closed, the next call opens another.
+
+        SQLite opens a file it cannot write read-only and keeps it so: after a read-only
+        window (or a full disk) the counts would stay unwritable for good.
+        """
+        connection = self._connection()
+        try:
+            yield connection
+        except sqlite3.Error:
+            self._local.connection = None
+            with contextlib.suppress(sqlite3.Error):
+                connection.close()
+            raise
+
     def incr(self, key: str, expiry: int, amount: int = 1) -> int:
         """Add ``amount`` to the key's window (a new window once the last one expired)."""
         moment = time.time()
-        connection = self._connection()
-        with connection:
+        with self._using() as connection, connection:
             (count,) = connection.execute(
                 "INSERT INTO counts (key, count, expires) VALUES (?, ?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET "
@@ -94,38 +110,37 @@ class SQLiteLimitsStorage(LimitsStorage):
 
     def get(self, key: str) -> int:
         """The key's count in its current window."""
-        row = (
-            self._connection()
-            .execute("SELECT count FROM counts WHERE key = ? AND expires > ?", (key, time.time()))
-            .fetchone()
-        )
+        with self._using() as connection:
+            row = connection.execute(
+                "SELECT count FROM counts WHERE key = ? AND expires > ?", (key, time.time())
+            ).fetchone()
         return int(row[0]) if row else 0
 
     def get_expiry(self, key: str) -> float:
         """When the key's current window ends (now if it has none)."""
-        row = (
-            self._connection()
-            .execute("SELECT expires FROM counts WHERE key = ? AND expires > ?", (key, time.time()))
-            .fetchone()
-        )
+        with self._using() as connection:
+            row = connection.execute(
+                "SELECT expires FROM counts WHERE key = ? AND expires > ?", (key, time.time())
+            ).fetchone()
         return float(row[0]) if row else time.time()
 
     def check(self) -> bool:
         """Whether the file can be read."""
         try:
-            self._connection().execute("SELECT 1").fetchone()
+            with self._using() as connection:
+                connection.execute("SELECT 1").fetchone()
         except sqlite3.Error:
             return False
         return True
 
     def reset(self) -> int | None:
         """Forget every count."""
-        with self._connection() as connection:
+        with self._using() as connection, connection:
             return connection.execute("DELETE FROM counts").rowcount
 
     def clear(self, key: str) -> None:
         """Forget one key's count."""
-        with self._connection() as connection:
+        with self._using() as connection, connection:
             connection.execute("DELETE FROM counts WHERE key = ?", (key,))
 
 

@@ -2,16 +2,41 @@
 
 ``serve_in_thread`` starts Werkzeug's threaded server on a free port and returns its URL, so a
 pipeline can generate stimuli, serve the study in-process, run simulated participants against
-it and stop it again. ``run_gunicorn`` is the production server (``serve --workers N``).
+it and stop it again. ``run_gunicorn`` is the production server (``serve --workers N``);
+``serve`` without workers runs Werkzeug's server with :class:`PrivateRequestHandler`, whose
+access log leaves out query strings (the participant link carries ``PROLIFIC_PID`` and
+``SESSION_ID``). gunicorn keeps no access log.
 """
 
 from __future__ import annotations
 
+import faulthandler
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import Flask
+from werkzeug.serving import WSGIRequestHandler
+
+
+def log_crashes() -> None:
+    """Have a crash of the process leave a line and the Python stack on stderr.
+
+    SIGSEGV and SIGBUS (a ``-shm`` file truncated under SQLite) otherwise kill it silently.
+    """
+    if not faulthandler.is_enabled():
+        faulthandler.enable(file=sys.stderr)
+
+
+class PrivateRequestHandler(WSGIRequestHandler):
+    """Werkzeug's request handler, logging each request without its query string."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        """One access-log line: method, path (no query: it holds Prolific ids), status."""
+        path = urlsplit(self.path).path
+        self.log("info", '"%s %s %s" %s %s', self.command, path, self.request_version, code, size)
 
 
 @dataclass
@@ -74,6 +99,9 @@ def run_gunicorn(
             self.cfg.set("worker_class", "gthread")
             self.cfg.set("threads", threads)
             self.cfg.set("accesslog", None)
+            # gunicorn 27 opens a control socket, one path per user: a second server on the
+            # machine (another study, a test) would take it over. Nothing here uses it.
+            self.cfg.set("control_socket_disable", True)
 
         def load(self) -> Flask:
             return app_factory()

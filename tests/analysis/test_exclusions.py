@@ -117,3 +117,24 @@ def test_no_trials_is_an_error():
 
     with pytest.raises(TracktaleError, match="no human trials"):
         apply_exclusions(TRIALS.iloc[0:0], None)
+
+
+def test_trials_flagged_for_their_timing_can_be_excluded_by_rule_and_are_counted():
+    # Issue 30: the server flags answers whose times cannot be true; the analysis can drop them.
+    trials = TRIALS.assign(flags="")
+    good_explicit = trials.index[(trials["agent"] == "good") & (trials["task"] == "explicit")]
+    trials.loc[good_explicit[:2], "flags"] = "slower_than_reported"
+    trials.loc[good_explicit[2], "flags"] = "several_answers;overlapping_serve"
+    trials.loc[good_explicit[3], "flags"] = "several_answers"  # a verdict on the answer: stays
+    kept_by_default = apply_exclusions(trials, PARTICIPANTS).trials
+    assert len(kept_by_default) == len(apply_exclusions(TRIALS, PARTICIPANTS).trials)
+    rules = ExclusionRules(exclude_flagged=True)
+    result = apply_exclusions(trials, PARTICIPANTS, rules)
+    assert len(kept_by_default) - len(result.trials) == 3
+    assert not result.trials["flags"].str.contains("slower|overlapping").any()
+    summary = result.summary.set_index("task")
+    assert summary.loc["explicit", "flagged_trials"] == 3
+    assert summary.loc["implicit", "flagged_trials"] == 0
+    assert any("flagged for their timing" in line for line in rules.describe())
+    without = apply_exclusions(TRIALS, PARTICIPANTS, rules)  # data without a flags column
+    assert "no server flags" in without.notes[-1]

@@ -421,3 +421,16 @@ def test_every_registered_paradigm_declares_its_report_sections_beside_its_stimu
     for paradigm in paradigm_names():
         functions = report_module._resolve(f"tracktale.analysis.{paradigm}:SECTIONS")
         assert functions and all(callable(function) for function in functions)
+
+
+def test_exclude_flagged_reaches_the_exclusion_rules(inputs, tmp_path, capsys, monkeypatch):
+    seen = []
+
+    def capture(**kwargs):
+        seen.append(kwargs["options"].rules)
+        raise SystemExit(0)  # the report itself is tested above
+
+    monkeypatch.setattr(report_module, "build_report", capture)
+    for extra in ((), ("--exclude-flagged",)):
+        assert run(_argv(inputs, tmp_path / "out", *extra), capsys)[0] == 0
+    assert [rules.exclude_flagged for rules in seen] == [False, True]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import os
 
@@ -211,3 +212,40 @@ def participant(client, human_set):
         return Participant(client, human_set, **kwargs)
 
     return make
+
+
+class ServerClock:
+    """Moves the study server's clocks: the wall clock every stored time is read from, and
+    (from issue 30 on) the monotonic clock elapsed times are measured with.
+
+    ``advance(s)`` lets ``s`` seconds pass; ``step_wall(s)`` steps the wall clock alone, as
+    an NTP correction or an administrator's ``date -s`` does.
+    """
+
+    def __init__(self, monkeypatch) -> None:
+        from tracktale.experiment.storage import store as storage_module
+
+        self.wall = 0.0
+        self.mono = 0.0
+        real_now = storage_module.now
+        monkeypatch.setattr(
+            storage_module, "now", lambda: real_now() + dt.timedelta(seconds=self.wall)
+        )
+        try:
+            from tracktale.experiment.storage import clock
+        except ImportError:  # before issue 30 the server read the wall clock only
+            return
+        real_mono = clock.monotonic_ns
+        monkeypatch.setattr(clock, "monotonic_ns", lambda: real_mono() + int(self.mono * 1e9))
+
+    def advance(self, seconds: float) -> None:
+        self.wall += seconds
+        self.mono += seconds
+
+    def step_wall(self, seconds: float) -> None:
+        self.wall += seconds
+
+
+@pytest.fixture
+def server_clock(monkeypatch):
+    return ServerClock(monkeypatch)

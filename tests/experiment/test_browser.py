@@ -32,6 +32,7 @@ from tracktale.experiment.study.config import Timing
 from tracktale.experiment.web.app import create_app
 from tracktale.experiment.web.frontend import find_node_modules
 from tracktale.experiment.web.server import serve_in_thread
+from tracktale.trial import TIMING_FLAGS
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = REPO_ROOT / "test-artifacts" / "browser"
@@ -333,8 +334,10 @@ def test_a_whole_session_in_chromium(browser, study_config, storage, human_set, 
     assert repaired.correct
     assert all(0 < record.reading_time_ms < READING_MS + 1000 for record in trials)
     assert all(0 < record.response_time_ms < RESPONSE_MS + 1000 for record in answered)
-    # The server's times agree with the browser's: no answer came sooner than possible.
-    assert not [record for record in trials if "faster_than_reported" in record.flag_set]
+    # The server's times agree with the browser's: no honest answer carries a timing flag,
+    # not even the ones held offline (their queue time is sent) or cut by the reload.
+    assert not [record for record in trials if record.flag_set & set(TIMING_FLAGS)]
+    assert sum(1 for record in trials if record.queued_ms is not None) == len(trials)
     for record in trials:
         browser_ms = record.reading_time_ms + (record.response_time_ms or RESPONSE_MS)
         assert record.server_elapsed_ms >= browser_ms - 500, record
@@ -535,3 +538,47 @@ def test_a_refused_answer_is_asked_again_and_does_not_refuse_the_answers_after_i
     by_position = {record.trial_index: record for record in storage.trials()}
     assert sorted(by_position) == list(range(len(by_position)))
     assert by_position[2].restarts == 1  # served again, and the server counted it
+
+
+def test_an_answer_the_study_cannot_take_now_is_kept_and_the_participant_told(
+    browser, app, storage, human_set
+):
+    # Issue 30: every 409 was taken as an acknowledgement, so an answer refused because the
+    # researcher had closed the session was dropped from the browser without a word.
+    service = app.extensions["tracktale"]
+    context, page, errors = study_page(browser)
+    with serve_in_thread(app) as server:
+        page.goto(server.url + "/?PROLIFIC_PID=CLOSED0001&SESSION_ID=SESSION30")
+        page.get_by_role("button", name="I agree").click()
+        page.locator("#jspsych-html-button-response-btngroup button").first.click()  # welcome
+        page.locator("#jspsych-html-button-response-btngroup button").first.click()  # block
+        page.wait_for_selector(".tt-story")
+        (person,) = storage.participants()
+        service.change_status(person.participant_id, "returned", confirmed=True, by={})
+        who = Participant(page, human_set)
+        who.read()
+        page.wait_for_selector(".tt-text-response, .tt-choice")
+        who.type_answer() if page.locator("#tt-answer").count() else who.choose()
+        page.wait_for_selector(".tt-held", timeout=15000)
+        text = page.locator(".tt-held").inner_text()
+        assert "cannot accept your answers" in text and "kept in this browser" in text
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "answers-held.png"))
+        kept = page.evaluate(
+            "() => JSON.parse(localStorage.getItem('tracktale/' + "
+            "JSON.parse(document.getElementById('study-config').textContent).study_id + "
+            "'/CLOSED0001/outbox'))"
+        )
+        assert [entry["body"]["trial_index"] for entry in kept] == [0]
+        assert list(storage.trials()) == []
+        # The researcher reopens the session; the kept answer goes out on the next visit.
+        service.change_status(person.participant_id, "started", confirmed=True, by={})
+        page.reload()
+        page.wait_for_function(
+            "() => window.tracktaleStudy && window.tracktaleStudy.outbox.size === 0",
+            timeout=15000,
+        )
+    context.close()
+    (trial,) = storage.trials()
+    assert trial.trial_index == 0 and trial.queued_ms > 0
+    assert errors == []

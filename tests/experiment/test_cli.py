@@ -1,12 +1,15 @@
-"""``tracktale experiment serve`` and ``init``."""
+"""``tracktale experiment serve``, ``init`` and ``backup``."""
 
 from __future__ import annotations
 
 import pytest
 from flask import Flask
 
+from tests.experiment.conftest import Participant
 from tracktale.app.cli import main
+from tracktale.experiment.storage.store import Storage
 from tracktale.experiment.web import frontend
+from tracktale.experiment.web.server import PrivateRequestHandler
 
 
 @pytest.fixture
@@ -32,7 +35,13 @@ def test_serve_without_a_study_file_uses_the_defaults_and_prints_the_links(
     assert "admin secret (made up for this run" in out
     assert "50 items" in out
     assert no_serving == [
-        {"host": "127.0.0.1", "port": 5123, "threaded": True, "use_reloader": False}
+        {
+            "host": "127.0.0.1",
+            "port": 5123,
+            "threaded": True,
+            "use_reloader": False,
+            "request_handler": PrivateRequestHandler,  # no Prolific ids in the access log
+        }
     ]
     # The default human set was generated under $TRACKTALE_DATA, and the database made there.
     data = tmp_path / "tracktale-data"
@@ -66,3 +75,32 @@ def test_init_writes_the_default_study_file(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["experiment", "init", str(target)])
     assert exit_info.value.code == 1 and "already exists" in capsys.readouterr().err
+
+
+def test_backup_copies_a_database_in_use_and_refuses_a_damaged_one(
+    client, human_set, study_config, storage, tmp_path, capsys
+):
+    person = Participant(client, human_set)
+    person.start()
+    person.consent()
+    for index in range(3):
+        assert person.answer(index).status_code == 201
+    study = tmp_path / "study.yaml"
+    study.write_text(f"database: {study_config.database}\n")
+    copy = tmp_path / "backups" / "copy.sqlite"
+    with pytest.raises(SystemExit) as exit_info:  # while the server holds it open
+        main(["experiment", "backup", "--study", str(study), "--out", str(copy)])
+    assert exit_info.value.code == 0 and f"wrote {copy}" in capsys.readouterr().out
+    restored = Storage(f"sqlite:///{copy}", create=False)
+    assert [t.trial_index for t in restored.trials()] == [0, 1, 2]
+    restored.close()
+    storage.close()
+    damaged = bytearray(copy.read_bytes())
+    damaged[4096:8192] = b"\xff" * 4096
+    study.write_text(f"database: {copy}\n")
+    copy.write_bytes(bytes(damaged))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["experiment", "backup", "--study", str(study), "--out", str(tmp_path / "b.sqlite")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 1 and "is damaged" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "b.sqlite").exists()

@@ -19,7 +19,6 @@ import sqlalchemy as sa
 from tests.experiment.conftest import ADMIN_SECRET
 from tracktale.app.cli import main
 from tracktale.experiment.export.files import export_study
-from tracktale.experiment.storage import store as storage_module
 
 EVERY_CONTAINER = "box bag basket drawer"
 
@@ -337,8 +336,9 @@ def test_server_side_times_are_stored_beside_the_browsers_and_impossible_ones_fl
         served = dt.datetime.fromisoformat(trial.served_at)
         answered = dt.datetime.fromisoformat(trial.answered_at)
         assert served <= answered
+        # Measured on the monotonic clock: the wall clock read beside it agrees to the ms.
         assert trial.server_elapsed_ms == pytest.approx(
-            (answered - served).total_seconds() * 1000, abs=0.01
+            (answered - served).total_seconds() * 1000, abs=1.0
         )
     assert stored[0].flags == ""
     assert stored[1].flags.split(";") == ["faster_than_reported"]
@@ -346,14 +346,13 @@ def test_server_side_times_are_stored_beside_the_browsers_and_impossible_ones_fl
     assert stored[1].reading_time_ms == 30_000.0  # the browser's own figures are kept
 
 
-def test_an_answer_arriving_after_the_limits_is_flagged(participant, storage, monkeypatch):
+def test_an_answer_arriving_after_the_limits_is_flagged(participant, storage, server_clock):
     person = _started(participant)
     person.shown(0)
-    later = storage_module.now() + dt.timedelta(seconds=120)
-    monkeypatch.setattr(storage_module, "now", lambda: later)
+    server_clock.advance(120)
     assert person.answer(0).status_code == 201
     (trial,) = storage.trials()
-    assert trial.flags.split(";") == ["later_than_limits"]
+    assert trial.flags.split(";") == ["slower_than_reported", "later_than_limits"]
     assert trial.server_elapsed_ms > 110_000
 
 

@@ -5,10 +5,12 @@ Each test here failed before the fix it names.
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import hashlib
+import threading
 
-from tests.experiment.conftest import ADMIN_SECRET
+from tests.experiment.conftest import ADMIN_SECRET, Participant
 from tracktale.ethics import load_document
 from tracktale.experiment.export.files import export_study
 from tracktale.experiment.storage.store import Storage
@@ -249,3 +251,73 @@ def test_the_rate_limit_counts_hold_no_address_and_no_session_token(participant,
     with sqlite3.connect(path) as connection:
         keys = [key for (key,) in connection.execute("SELECT key FROM counts")]
     assert keys and not [k for k in keys if "127.0.0.1" in k or person.token in k]
+
+
+# issue 30: what the server tells and keeps ------------------------------------------------
+
+
+def test_the_admin_cookie_is_secure_over_https_or_by_the_setting(client, app):
+    plain = client.post("/admin/login", data={"secret": ADMIN_SECRET})
+    assert "Secure" not in plain.headers["Set-Cookie"]  # http on localhost: a preview
+    https = app.test_client().post(
+        "/admin/login", data={"secret": ADMIN_SECRET}, base_url="https://study.example"
+    )
+    assert https.status_code == 302 and "Secure" in https.headers["Set-Cookie"]
+    app.config["SESSION_COOKIE_SECURE"] = True  # secure_cookies: true (behind a TLS proxy)
+    forced = app.test_client().post("/admin/login", data={"secret": ADMIN_SECRET})
+    assert "Secure" in forced.headers["Set-Cookie"]
+
+
+def test_the_access_log_keeps_no_prolific_or_session_ids(app, caplog):
+    import logging
+    import urllib.request
+
+    from werkzeug.serving import make_server
+
+    from tracktale.experiment.web.server import PrivateRequestHandler
+
+    server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=PrivateRequestHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with caplog.at_level(logging.INFO, logger="werkzeug"):
+            link = f"http://127.0.0.1:{server.server_port}/healthz?PROLIFIC_PID=P5ECRET0001"
+            with urllib.request.urlopen(link + "&SESSION_ID=S5ECRET0002", timeout=10) as reply:
+                assert reply.status == 200
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "GET /healthz HTTP/1.1" in caplog.text
+    assert "P5ECRET0001" not in caplog.text and "S5ECRET0002" not in caplog.text
+
+
+def test_each_participant_can_get_a_completion_code_of_their_own(
+    study_config, storage, human_set, secrets, tmp_path
+):
+    config = dataclasses.replace(
+        study_config,
+        prolific=Prolific(
+            completion_code="DONE123", screenout_code="OUT456", completion_codes="per_participant"
+        ),
+    )
+    app = create_app(config, storage=storage, stimulus_set=human_set, secrets=secrets)
+    people = [Participant(app.test_client(), human_set) for _ in range(2)]
+    codes = []
+    for person in people:
+        reply = person.run_all().get_json()
+        codes.append(reply["completion_code"])
+        assert reply["redirect"].endswith(f"cc={reply['completion_code']}")
+        again = Participant(app.test_client(), human_set, pid=person.pid).start(token=person.token)
+        assert again.get_json()["completion_code"] == reply["completion_code"]
+    assert len(set(codes)) == 2 and "DONE123" not in codes
+    export_study(
+        storage,
+        tmp_path / "raw",
+        formats=("csv",),
+        raw_ids=True,
+        personal_codes=True,
+        salt=secrets.export_salt,  # the server's: the codes are keyed hashes under it
+    )
+    with (tmp_path / "raw" / "participants.csv").open() as table:
+        rows = {row["prolific_pid"]: row["completion_code"] for row in csv.DictReader(table)}
+    assert rows == {person.pid: code for person, code in zip(people, codes, strict=True)}

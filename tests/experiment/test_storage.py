@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.experiment.conftest import open_storage
-from tracktale.errors import TracktaleError
+from tracktale.errors import ConflictError, StorageUnavailable, TracktaleError
 from tracktale.experiment.storage.groupcommit import GroupCommitter
 from tracktale.experiment.storage.store import Storage
 from tracktale.experiment.study.design import build_session
@@ -154,7 +154,10 @@ def test_status_consent_and_survey(db, human_set):
     person, _ = register(db, human_set, "PID1")
     db.set_consent(person.participant_id, True)
     assert db.save_survey(person.participant_id, {"age": 30, "gender": "female"}) == 2
-    assert db.save_survey(person.participant_id, {"age": 99, "native_language": "English"}) == 1
+    assert db.save_survey(person.participant_id, {"age": 30, "native_language": "English"}) == 1
+    assert db.save_survey(person.participant_id, {"age": 30, "gender": "female"}) == 0
+    with pytest.raises(ConflictError, match="'age'"):  # the first answers win, whole
+        db.save_survey(person.participant_id, {"age": 99, "native_language": "English"})
     assert db.survey(person.participant_id)[person.participant_id] == {
         "age": 30,
         "gender": "female",
@@ -410,3 +413,36 @@ def test_an_older_database_gets_the_new_columns(tmp_path, human_set):
     assert (trial.flags, trial.browser, trial.server_elapsed_ms) == ("", None, None)
     assert reopened.participants()[0].browser == 1
     reopened.close()
+
+
+def _make_pooled_connections_read_only(db) -> None:
+    """Every connection the pool holds now refuses writes, as one that SQLite opened while the
+    file could not be written does (PostgreSQL: as after a failover to a read-only standby)."""
+    statement = (
+        "PRAGMA query_only = ON"
+        if db.engine.dialect.name == "sqlite"
+        else "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"
+    )
+    held = [db.engine.connect() for _ in range(3)]
+    for connection in held:
+        connection.exec_driver_sql(statement)
+        connection.commit()
+    for connection in held:
+        connection.close()  # back into the pool, read-only
+
+
+def test_a_read_only_connection_is_discarded_and_the_write_refused_for_now(db, human_set):
+    # Issue 30: read-only connections stayed in the pool, and writes failed (500) for good.
+    person, _ = register(db, human_set, "PID1")
+    _make_pooled_connections_read_only(db)
+    failures = 0
+    for index in range(6):
+        try:
+            db.save_trial(record(person, index, f"trial-{index:04d}"))
+        except StorageUnavailable as error:
+            assert error.retry_after >= 1
+            failures += 1
+    assert 1 <= failures <= 3  # each read-only connection fails once, then is gone
+    stored = db.trial_indices(person.participant_id)
+    assert len(stored) == 6 - failures
+    assert db.save_trial(record(person, 6, "trial-0006")).outcome == "stored"

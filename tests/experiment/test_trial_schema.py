@@ -61,7 +61,7 @@ FIRST_RELEASE = [
     ("server_elapsed_ms", "Float", True),
 ]
 """The trials columns as the hand-written derivation (parsing ``str(field.type)``) made them."""
-ADDED_SINCE = [("intermediates", "FreeText", True)]
+ADDED_SINCE = [("intermediates", "FreeText", True), ("queued_ms", "Float", True)]
 """Fields added after the first release, in order (each with a default and a migration)."""
 
 

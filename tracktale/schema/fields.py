@@ -24,6 +24,9 @@ IDENTIFIER = r"[A-Za-z0-9_-]{1,64}"
 """Prolific ids, item ids and similar opaque identifiers."""
 MAX_MS = 3_600_000.0
 """Longest time a request may report (the server flags times beyond the study's limits)."""
+MAX_QUEUED_MS = 30 * 86_400_000.0
+"""Longest time an answer may say it waited in the page's outbox (30 days; the page sends
+no more)."""
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from tracktale.schema.fields import (
     FREE_TEXT,
     IDENTIFIER,
     MAX_MS,
+    MAX_QUEUED_MS,
     Sent,
     Stored,
     number,
@@ -42,23 +43,34 @@ ROLES: tuple[str, ...] = get_args(Role)
 Side = Literal["left", "right"]
 SIDES: tuple[str, ...] = get_args(Side)
 """Where the correct option of a two-alternative trial was."""
-TRIAL_FLAGS = (
-    "several_answers",
+TIMING_FLAGS = (
     "faster_than_reported",
+    "slower_than_reported",
     "later_than_limits",
     "times_over_limits",
+    "overlapping_serve",
+    "clock_skew",
 )
+"""The flags that say a trial's times cannot be trusted (``--exclude-flagged`` drops them)."""
+TRIAL_FLAGS = ("several_answers", *TIMING_FLAGS)
 """What the server flags on a trial (stored, never dropped):
 
 - ``several_answers``: a typed answer names more than one candidate answer (for narrative
   items, more than one container noun of the lexicon); scored incorrect by the default rule.
 - ``faster_than_reported``: the answer arrived sooner after the trial was served than the
-  browser's reading and response times add up to: those times cannot be true.
-- ``later_than_limits``: the answer arrived later after the trial was served than both time
-  limits allow (an answer delivered late from the browser's offline queue, or one given
-  after the limits).
+  browser's reading and response times add up to (with the time it says the answer waited in
+  its queue): those times cannot be true.
+- ``slower_than_reported``: the answer arrived much later after the trial was served than the
+  browser's times and its queue time add up to: the story was on screen longer than claimed.
+- ``later_than_limits``: the answer, less the time it waited in the browser's queue, arrived
+  later after the trial was served than both time limits allow.
 - ``times_over_limits``: the browser reports a reading or response time beyond its limit,
-  which the page's own timers make impossible."""
+  which the page's own timers make impossible.
+- ``overlapping_serve``: the trial's content was served before the previous trial ended in
+  the browser (its answer's arrival less its queue time): the story could be read while the
+  previous one was on screen, so its reading time says little.
+- ``clock_skew``: the serve and the answer were timed by two servers whose clocks disagree;
+  ``server_elapsed_ms`` is clamped at zero."""
 ParticipantStatus = Literal["started", "completed", "returned", "screened_out"]
 PARTICIPANT_STATUSES: tuple[str, ...] = get_args(ParticipantStatus)
 Gender = Literal["female", "male", "non-binary", "other", "prefer not to say"]
@@ -115,6 +127,9 @@ class TrialRecord:
             study probes them (the arithmetic study's ``probe_values``): the JSON text of a
             list of ``{"variable": "S3", "value": "12"}`` objects, in the order asked, each
             value as typed (``""``: left empty); ``None``: nothing was probed.
+        queued_ms: How long the answer waited in the page's outbox before the request that
+            delivered it (offline, or the server unavailable), as the browser measured it
+            (``None``: not sent). The timing flags count it as neither reading nor response.
     """
 
     client_trial_id: Annotated[str, Stored(64), Sent(*text(pattern=r"[A-Za-z0-9_-]{8,64}"))]
@@ -147,6 +162,7 @@ class TrialRecord:
     answered_at: str | None = None
     server_elapsed_ms: Milliseconds | None = None
     intermediates: Annotated[str | None, FREE_TEXT, Sent(*probed_values())] = None
+    queued_ms: Annotated[Milliseconds | None, Sent(*number(maximum=MAX_QUEUED_MS))] = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (a database or export row)."""

@@ -73,6 +73,8 @@ class ScriptedDisplay:
             raise Interrupted("reading")
         onset = self._onset()
         if trial in self.reading_timeouts:
+            # The story stayed up for its whole limit: the question's flip comes that late.
+            self.clock = itertools.count(start=int(onset + limit_s))
             return Reading(onset, None, True)
         return Reading(onset, 1500.0 + trial, False)
 

@@ -45,7 +45,8 @@ def test_a_whole_session_is_stored_like_a_browser_session_marked_lab(service, st
         expected = index not in (11, 14)
         assert trial.correct is expected, index
     # A story that ran out lasted until the question's onset flip.
-    assert trials[9].reading_timed_out and trials[9].reading_time_ms == 1000.0
+    limit_ms = service.config.timing.reading_ms
+    assert trials[9].reading_timed_out and trials[9].reading_time_ms == limit_ms
     assert (trials[11].timed_out, trials[11].response, trials[11].response_time_ms) == (
         True,
         None,
