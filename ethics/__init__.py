@@ -40,13 +40,36 @@ DOCUMENTS = (
     "boxes_consent",
     "boxes_information",
     "boxes_debrief",
+    "general_consent",
+    "general_information",
+    "general_debrief",
+    "general_lab_consent",
+    "general_lab_information",
+    "general_lab_debrief",
 )
 """The documents, by name: consent form, participant information sheet, debrief,
 data-management plan and ethics-board checklist of the online study, then the consent form,
 information sheet and debrief of in-lab sessions (``tracktale experiment lab``), which name keys
 instead of buttons and the experimenter instead of Prolific, then the consent forms,
 information sheets and debriefs of the arithmetic and boxes studies
-(:mod:`tracktale.experiment.paradigms`)."""
+(:mod:`tracktale.experiment.paradigms`), then the general ones (online and lab) of a study of
+the researcher's own texts, which do not say what the texts vary (a template: replace them with
+the texts your ethics board approved).
+
+Each is written in English (``<name>.md``); a language other than English has its own folder
+(``nl/<name>.md``, with ``nl/placeholders.yaml``: what stands where a detail is unset).
+:data:`TRANSLATED` names the documents each language has."""
+TRANSLATED = {
+    "nl": (
+        "general_consent",
+        "general_information",
+        "general_debrief",
+        "general_lab_consent",
+        "general_lab_information",
+        "general_lab_debrief",
+    )
+}
+"""Language -> the documents written in it besides English."""
 _FOLDER = Path(__file__).parent
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 TIMING_DEFAULTS = {"reading_seconds": 40, "response_seconds": 15}
@@ -70,6 +93,10 @@ class EthicsDetails:
     duration_minutes: int = 25
     retention_years: int = 10
     data_repository: str = "[public data repository, e.g. OSF]"
+    documents: str | None = None
+    """A folder of the study's own documents (``consent.md``, ``information.md``,
+    ``debrief.md``, ``lab_consent.md``, ...: the texts its ethics board approved, in its
+    language), used instead of the packaged ones it has; relative to the study file."""
 
     def unfilled(self) -> list[str]:
         """Names of the fields that still hold a ``[placeholder]``."""
@@ -99,21 +126,54 @@ class Document:
         return markdown_to_html(self.markdown)
 
 
-def document_path(name: str) -> Path:
-    """The packaged Markdown file of a document.
+def _language_folder(language: str) -> str | None:
+    """The folder of a language's documents (``None``: English, the package's own)."""
+    tag = language.lower()
+    if tag == "en" or tag.startswith("en-"):
+        return None
+    for candidate in (tag, tag.split("-")[0]):
+        if candidate in TRANSLATED:
+            return candidate
+    return tag.split("-")[0]
+
+
+def document_path(name: str, language: str = "en") -> Path:
+    """The packaged Markdown file of a document in a language.
 
     Raises:
-        TracktaleError: For an unknown document name.
+        TracktaleError: For an unknown document name, or one not written in ``language``.
     """
     if name not in DOCUMENTS:
         raise TracktaleError(f"unknown ethics document {name!r} (choose from {DOCUMENTS})")
-    return _FOLDER / f"{name}.md"
+    folder = _language_folder(language)
+    if folder is None:
+        return _FOLDER / f"{name}.md"
+    if name not in TRANSLATED.get(folder, ()):
+        raise TracktaleError(
+            f"the ethics document {name!r} has no {language!r} version (ethics/{folder}/"
+            f"{name}.md): write the text your ethics board approved there, in the study's "
+            "language (docs/how-to/translate-a-study.md)"
+        )
+    return _FOLDER / folder / f"{name}.md"
+
+
+def _unset_details(language: str) -> dict[str, str]:
+    """What a language's documents say where a detail is left at its placeholder."""
+    folder = _language_folder(language)
+    path = _FOLDER / str(folder) / "placeholders.yaml"
+    if folder is None or not path.is_file():
+        return {}
+    import yaml
+
+    return {str(key): str(value) for key, value in yaml.safe_load(path.read_text()).items()}
 
 
 def load_document(
     name: str,
     details: EthicsDetails | None = None,
     timing: Mapping[str, float] | None = None,
+    *,
+    language: str = "en",
 ) -> Document:
     """Read a document and fill in the study's details.
 
@@ -122,16 +182,44 @@ def load_document(
         details: The study's details (default: placeholders).
         timing: ``reading_seconds`` and ``response_seconds`` of the study (default: the
             source paper's 40 and 15).
+        language: The study's language (a document not written in it is an error).
 
     Raises:
-        TracktaleError: For an unknown document or a placeholder without a value.
+        TracktaleError: For an unknown document, one not written in the language, or a
+            placeholder without a value.
     """
-    path = document_path(name)
-    text = path.read_text(encoding="utf-8")
+    return fill_document(name, document_path(name, language), details, timing, language=language)
+
+
+def fill_document(
+    name: str,
+    path: Path,
+    details: EthicsDetails | None = None,
+    timing: Mapping[str, float] | None = None,
+    *,
+    language: str = "en",
+) -> Document:
+    """Read the Markdown document at ``path`` and fill in the study's details.
+
+    ``path`` is a packaged document (:func:`load_document`) or a study's own text.
+
+    Raises:
+        TracktaleError: If the file cannot be read, or for a placeholder without a value.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise TracktaleError(f"cannot read the ethics document {path}: {error}") from None
+    details = details or EthicsDetails()
+    unset = _unset_details(language)
+    given = {
+        key: unset.get(key, value) if key in details.unfilled() else value
+        for key, value in dataclasses.asdict(details).items()
+    }
     values = {
         **TIMING_DEFAULTS,
         **{key: f"{value:g}" for key, value in (timing or {}).items()},
-        **dataclasses.asdict(details or EthicsDetails()),
+        **given,
     }
 
     def fill(match: re.Match[str]) -> str:

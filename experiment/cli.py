@@ -368,7 +368,12 @@ def lab(
     require_psychopy()  # before anything else: one line on how to install it
     config = load_study(study_file)
     if not get_human_study(config.paradigm).lab:
-        raise TracktaleError(f"the lab mode runs the narrative study only, not {config.paradigm}")
+        from tracktale.experiment.paradigms import human_study_names
+
+        runs = [name for name in human_study_names() if get_human_study(name).lab]
+        raise TracktaleError(
+            f"the lab mode runs the {', '.join(runs)} studies, not {config.paradigm}"
+        )
     for note in _warnings(config, online=False):
         click.echo(f"warning: {note}", err=True)
     run = run_lab(
@@ -428,3 +433,66 @@ def init(path: Path, overwrite: bool) -> None:
         raise TracktaleError(f"{path} already exists (use --overwrite)")
     atomic_write_text(path, default_study_yaml())
     click.echo(f"wrote {path}; edit it, then: tracktale experiment serve --study {path}")
+
+
+@experiment.group()
+def locale() -> None:
+    """Translate the participants' texts: start a catalogue, check one."""
+
+
+@locale.command("new")
+@click.argument("language")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The catalogue file to write (YAML).",
+)
+def locale_new(language: str, out: Path) -> None:
+    """Write a catalogue for LANGUAGE (a tag: pl, pt-BR) to translate, from the English one."""
+    from tracktale.atomic import atomic_write_text
+    from tracktale.experiment.study.locale import catalogue_template
+
+    if out.exists():
+        raise TracktaleError(f"{out} already exists")
+    atomic_write_text(out, catalogue_template(language))
+    click.echo(f"wrote {out}: translate its values, then: tracktale experiment locale check {out}")
+
+
+@locale.command("check")
+@click.argument("path", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option(
+    "--language",
+    default=None,
+    help="The catalogue's language tag (its plural forms) [default: the file's name].",
+)
+def locale_check(path: Path, language: str | None) -> None:
+    """Check a catalogue against the English one; list every problem, exit 1 if there is one.
+
+    Every key of the English catalogue, no other, no placeholder the English has not, the
+    plural forms of the language.
+    """
+    from tracktale.experiment.study.locale import (
+        LOCALES_DIR,
+        REFERENCE_LANGUAGE,
+        catalogue_problems,
+        read_catalogue,
+    )
+
+    tag = language or path.stem
+    catalogue = read_catalogue(path, tag)
+    reference = read_catalogue(LOCALES_DIR / f"{REFERENCE_LANGUAGE}.yaml", REFERENCE_LANGUAGE)
+    problems = catalogue_problems(catalogue, reference)
+    for problem in problems:
+        click.echo(problem, err=True)
+    if problems:
+        raise TracktaleError(f"{path}: {len(problems)} problem(s)")
+    click.echo(
+        f"{path}: {len(catalogue.texts)} texts in {catalogue.name} ({tag}, "
+        f"{catalogue.direction}), the keys of the English catalogue"
+    )
+    same = [key for key, text in catalogue.texts.items() if text == reference.texts[key]]
+    same = [key for key in same if not key.startswith("meta.")]
+    if same:
+        shown = ", ".join(same[:5]) + (", ..." if len(same) > 5 else "")
+        click.echo(f"note: {len(same)} texts are the English ones ({shown})")

@@ -6,7 +6,7 @@ import importlib.util
 import platform
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tracktale.errors import TracktaleError
 from tracktale.experiment.study.config import StudyConfig
@@ -103,6 +103,8 @@ def run_lab(
         session = LabSession(service, participant, user_agent=user_agent)
         return _run_window(
             session,
+            texts=service.texts,
+            direction=config.text_direction,
             folder=out_dir or lab_folder(config),
             fullscreen=fullscreen,
             screen=screen,
@@ -123,6 +125,8 @@ def _run_window(
     screenshots: Path | None,
     frame_cap: float,
     keyboard: str,
+    texts: Any = None,
+    direction: str = "ltr",
 ) -> LabRun:
     import psychopy
     from psychopy import logging
@@ -139,6 +143,8 @@ def _run_window(
         screenshots=screenshots,
         frame_cap=frame_cap,
         keyboard=keyboard,
+        texts=texts,
+        direction=direction,
     )
     datafile = None
     try:

@@ -11,15 +11,15 @@ the run then stops, keeping everything stored, and the same participant id resum
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from tracktale.ethics import load_document
 from tracktale.experiment.lab.session import LabSession, Reading, Response
 from tracktale.experiment.study.config import StudyConfig
 from tracktale.experiment.study.design import PlannedTrial
-from tracktale.experiment.study.instructions import CHOICE_KEYS, GENDERS, instructions
+from tracktale.experiment.study.instructions import CHOICE_KEYS, GENDERS, session_screens
 
 CONTINUE = "space"
 """The key that moves on from a text screen (and ends the reading screen)."""
@@ -54,8 +54,10 @@ class Display(Protocol):
     def document(self, kind: str, markdown: str, keys: Sequence[str], *, footer: str) -> str:
         """Show a long Markdown text page by page; the last page waits for one of ``keys``."""
 
-    def read(self, story: str, limit_s: float, *, trial: int, minimum_s: float) -> Reading:
-        """The story until SPACE or the limit."""
+    def read(
+        self, story: str, limit_s: float, *, trial: int, minimum_s: float, footer: str
+    ) -> Reading:
+        """The story until SPACE or the limit, ``footer`` under it."""
 
     def type_word(
         self,
@@ -82,7 +84,7 @@ class Display(Protocol):
         trial: int,
         minimum_s: float,
     ) -> Response:
-        """A choice between two options by key (``left``/``right``)."""
+        """A choice by key: ``left``/``right`` of two options, else the option's number."""
 
     def focus_changes(self) -> tuple[int, int]:
         """Times the window lost focus and was hidden since the last call."""
@@ -116,14 +118,24 @@ class _Runner:
         self.display = display
         self.recorder = recorder
         config: StudyConfig = session.service.config
+        human = session.service.human
         self.timing = config.timing
-        self.texts = instructions(self.timing.reading_ms, self.timing.response_ms, source="lab")
+        # Every word comes from the study's locale catalogue, around the paradigm's own texts.
+        self.words = session.service.texts
+        self.keys = {
+            name: self.words.text(f"lab.keys.{name}") for name in ("yes", "no", "information")
+        }
+        self.noun = human.nouns()["singular"]
+        self.texts = {
+            **human.instructions(self.timing.reading_ms, self.timing.response_ms, "lab"),
+            **session_screens(self.words),
+        }
         seconds = {
             "reading_seconds": self.timing.reading_ms / 1000,
             "response_seconds": self.timing.response_ms / 1000,
         }
         self.documents = {
-            name: load_document(f"lab_{name}", config.ethics, seconds).markdown
+            name: config.document(f"lab_{name}", human.lab_documents[name], seconds).markdown
             for name in ("consent", "information", "debrief")
         }
         self.current: int | None = None
@@ -134,29 +146,26 @@ class _Runner:
             kind,
             "\n\n".join(paragraphs),
             [CONTINUE],
-            footer=footer or "Press the SPACE bar to continue.",
+            footer=footer or self.words.text("lab.press_continue"),
         )
 
     # consent --------------------------------------------------------------------------
 
     def consent(self) -> bool:
-        footer = (
-            "Press Y if you agree, N if you do not agree, "
-            "or I to read the participant information sheet."
-        )
+        keys = self.keys
+        footer = self.words.text("lab.consent", **{name: key.upper() for name, key in keys.items()})
+        wanted = [keys["yes"], keys["no"], keys["information"]]
         while True:
-            key = self.display.document(
-                "consent", self.documents["consent"], ["y", "n", "i"], footer=footer
-            )
-            if key != "i":
+            key = self.display.document("consent", self.documents["consent"], wanted, footer=footer)
+            if key != keys["information"]:
                 break
             self.display.document(
                 "information",
                 self.documents["information"],
                 [CONTINUE],
-                footer="Press the SPACE bar to return to the consent form.",
+                footer=self.words.text("lab.back_to_consent"),
             )
-        agreed = key == "y"
+        agreed = key == keys["yes"]
         self.session.record_consent(agreed)
         return agreed
 
@@ -171,10 +180,10 @@ class _Runner:
             practice = any(trial.role == "practice" for trial in trials)
             intro = list(self.texts[fmt])
             if practice:
-                intro = ["Practice.", *intro]
+                intro = [self.words.text("page.practice"), *intro]
             elif previous_role == "practice":
                 intro = [*self.texts["main_start"], *intro]
-            self.message("block-intro", intro, footer="Press the SPACE bar to start.")
+            self.message("block-intro", intro, footer=self.words.text("lab.press_start"))
             for planned in trials:
                 self.trial(planned)
             previous_role = "practice" if practice else "main"
@@ -186,13 +195,11 @@ class _Runner:
         self.current = planned.trial_index
         self.session.begin_trial(planned.trial_index)
         self.display.focus_changes()  # count only what happens during this trial
-        reading = self.display.read(
-            shown["story"], limit_reading, trial=planned.trial_index, minimum_s=READING_MINIMUM_S
-        )
+        reading = self.read(shown, limit_reading, planned.trial_index)
         if planned.task == "explicit":
             response = self.display.type_word(
                 "explicit",
-                "Complete the sentence with one word and press ENTER.",
+                self.texts.get("typed_prompt") or self.words.text("lab.typed_prompt"),
                 shown["probe"],
                 limit_s=limit_response,
                 max_length=MAX_TYPED,
@@ -204,7 +211,7 @@ class _Runner:
                 shown["probe"],
                 shown["options"],
                 limit_s=limit_response,
-                keys=CHOICE_KEYS,
+                keys=shown.get("keys") or CHOICE_KEYS,
                 trial=planned.trial_index,
                 minimum_s=CHOICE_MINIMUM_S,
             )
@@ -224,33 +231,57 @@ class _Runner:
         if "feedback" in shown:
             self.feedback(planned, shown, response, scored.correct)
 
+    def read(self, shown: dict[str, Any], limit_s: float, trial: int) -> Reading:
+        """The text, or its screens one after another sharing the reading time."""
+        screens = shown.get("screens") or [shown["story"]]
+        footer = self.words.text("lab.reading", noun=self.noun)
+        first: Reading | None = None
+        spent_ms = 0.0
+        for screen in screens:
+            left_s = limit_s - spent_ms / 1000
+            part = self.display.read(
+                screen, left_s, trial=trial, minimum_s=READING_MINIMUM_S, footer=footer
+            )
+            first = first or part
+            if part.timed_out or part.time_ms is None:
+                # Timed out: the time is fixed from the first onset to the question's.
+                return Reading(first.onset, None, True)
+            spent_ms += part.time_ms
+        assert first is not None
+        return Reading(first.onset, spent_ms, False)
+
     def feedback(
         self, planned: PlannedTrial, shown: dict[str, Any], response: Response, correct: bool
     ) -> None:
-        # The browser's wording (study.js feedbackHtml); the verdict is the study's own score.
-        verdict = "Correct!" if correct else "Not quite."
+        # The browser's wording (trials.js feedbackHtml); the verdict is the study's own score.
+        words = self.words
+        verdict = words.text("feedback.correct" if correct else "feedback.wrong")
         if response.timed_out:
-            verdict = "Time is up."
-        if planned.task == "explicit":
-            detail = f"The answer was: {shown['feedback']['answer']}."
+            verdict = words.text("feedback.timed_out")
+        given = shown["feedback"]
+        if given.get("detail"):
+            detail = str(given["detail"])
+        elif "answer" in given:
+            detail = words.text("feedback.answer", answer=given["answer"])
         else:
-            detail = f"The {shown['feedback']['good_side']} sentence continues the story."
+            detail = words.text(f"feedback.{given['good_side']}_continues")
         self.display.page(
             "feedback",
             f"{verdict}\n\n{detail}",
             [CONTINUE],
-            footer="Press the SPACE bar to continue.",
+            footer=words.text("lab.press_continue"),
             timeout_s=self.timing.feedback_ms / 1000,
         )
 
     # the end --------------------------------------------------------------------------
 
     def survey(self) -> None:
+        words = self.words
         intro = " ".join(self.texts["survey"])
         age = self.display.type_word(
             "survey-age",
             intro,
-            "Your age in years (leave it empty if you prefer not to say), then ENTER:",
+            words.text("lab.age"),
             limit_s=None,
             max_length=3,
             allow_empty=True,
@@ -259,46 +290,47 @@ class _Runner:
         while age.value and not 18 <= int(age.value) <= 120:
             age = self.display.type_word(
                 "survey-age",
-                "Please give an age between 18 and 120, or leave the box empty.",
-                "Your age in years, then ENTER:",
+                words.text("lab.age_again"),
+                words.text("lab.age_short"),
                 limit_s=None,
                 max_length=3,
                 allow_empty=True,
                 digits_only=True,
             )
-        numbered = "\n".join(f"{number}   {label}" for number, label in enumerate(GENDERS, 1))
+        labels = [words.text("survey.genders." + re.sub(r"\W+", "_", value)) for value in GENDERS]
+        numbered = "\n".join(f"{number}   {label}" for number, label in enumerate(labels, 1))
         gender_key = self.display.page(
             "survey-gender",
-            f"Gender:\n\n{numbered}",
+            f"{words.text('lab.gender')}\n\n{numbered}",
             [str(number) for number in range(1, len(GENDERS) + 1)],
-            footer=f"Press a number from 1 to {len(GENDERS)}.",
+            footer=words.text("lab.gender_keys", n=len(GENDERS)),
         )
         language = self.display.type_word(
             "survey-language",
             intro,
-            "Your native language(s), then ENTER:",
+            words.text("lab.native_language"),
             limit_s=None,
             max_length=64,
         )
+        nouns = self.session.service.human.nouns()["plural"]
         answers = {
             "age": int(age.value) if age.value else None,
             "gender": GENDERS[int(gender_key or 1) - 1],
             "native_language": (language.value or "").strip(),
             "attentive": self.yes_no(
-                "survey-attentive", "Did you pay attention to the stories throughout the study?"
+                "survey-attentive", words.text("survey.attentive", nouns=nouns)
             ),
-            "no_ai_assistance": self.yes_no(
-                "survey-no-ai",
-                "Did you complete the study without AI tools, notes or help from others?",
-            ),
+            "no_ai_assistance": self.yes_no("survey-no-ai", words.text("survey.no_ai")),
         }
         self.session.record_survey(answers)
         if self.recorder is not None:
             self.recorder.add_survey(answers)
 
     def yes_no(self, kind: str, question: str) -> bool:
-        key = self.display.page(kind, question, ["y", "n"], footer="Press Y for yes or N for no.")
-        return key == "y"
+        yes, no = self.keys["yes"], self.keys["no"]
+        footer = self.words.text("lab.yes_no", yes=yes.upper(), no=no.upper())
+        key = self.display.page(kind, question, [yes, no], footer=footer)
+        return key == yes
 
 
 def run_session(
@@ -321,32 +353,33 @@ def run_session(
         if not session.participant.consent and not runner.consent():
             display.page(
                 "declined",
-                "You did not consent, so the session ends here and none of your answers "
-                "are recorded.\n\nPlease let the experimenter know.",
+                "\n\n".join(runner.words.paragraphs("lab.declined")),
                 [CONTINUE],
-                footer="Press the SPACE bar to close.",
+                footer=runner.words.text("lab.press_close"),
             )
             return RunResult("declined", 0, total)
         done = session.done()
         remaining = [trial for trial in session.trials if trial.trial_index not in done]
         if len(remaining) == total:
-            runner.message("welcome", runner.texts["welcome"], "Press the SPACE bar to start.")
+            runner.message("welcome", runner.texts["welcome"], runner.words.text("lab.press_start"))
         elif remaining:
             runner.message("resume", runner.texts["resume"])
         runner.blocks(remaining)
         if not session.survey_done():
             runner.survey()
         display.document(
-            "debrief", runner.documents["debrief"], [CONTINUE], footer="Press the SPACE bar."
+            "debrief",
+            runner.documents["debrief"],
+            [CONTINUE],
+            footer=runner.words.text("lab.press_space"),
         )
         session.complete()
         runner.completed = True
         display.page(
             "end",
-            "Thank you! Your answers are saved and the session is complete.\n\n"
-            "Please let the experimenter know.",
+            "\n\n".join(runner.words.paragraphs("lab.end")),
             [CONTINUE],
-            footer="Press the SPACE bar to close.",
+            footer=runner.words.text("lab.press_close"),
         )
     except Interrupted:
         stored = len(session.done())

@@ -22,8 +22,10 @@ from typing import Any
 from psychopy import event, logging, visual
 
 from tracktale.errors import TracktaleError
+from tracktale.experiment.lab.pages import paginate
 from tracktale.experiment.lab.runner import Interrupted
 from tracktale.experiment.lab.session import Reading, Response
+from tracktale.experiment.study.locale import Catalogue, load_catalogue
 
 BACKGROUND = "white"
 TEXT_COLOR = "black"
@@ -31,9 +33,6 @@ FONT = "Noto Sans"  # shipped with PsychoPy: no font download, the same glyphs e
 TEXT_WIDTH = 1.15  # in units of the window's height; fits a 4:3 screen
 LETTER_HEIGHT = 0.032
 DOCUMENT_LETTER_HEIGHT = 0.026
-DOCUMENT_LINES = 24
-CHARS_PER_LINE = 88
-EMPTY_ANSWER = "Type a word first."
 KEYBOARDS = ("auto", "ptb", "event")
 """Keyboard backends: Psychtoolbox when it loads (``auto``), Psychtoolbox or fail, or
 ``psychopy.event``."""
@@ -110,6 +109,8 @@ class PsychoPyDisplay:
         frame_cap: Draw at most this many frames per second (for virtual screens that do not
             wait for the vertical blank); 0: as the display allows.
         keyboard: One of :data:`KEYBOARDS`.
+        texts: The study's locale catalogue (the window's own words: page turns, hints).
+        direction: ``rtl`` lays text out right to left (Hebrew, Arabic).
     """
 
     def __init__(
@@ -121,7 +122,11 @@ class PsychoPyDisplay:
         screenshots: Path | None = None,
         frame_cap: float = 0.0,
         keyboard: str = "auto",
+        texts: Catalogue | None = None,
+        direction: str = "ltr",
     ) -> None:
+        self.words = texts or load_catalogue()
+        self.language_style = "RTL" if direction == "rtl" else "LTR"
         self.keys = KeySource(keyboard)  # before the window: a refused backend opens nothing
         self.win = visual.Window(
             size=window_size,
@@ -190,6 +195,7 @@ class PsychoPyDisplay:
             "formattingSyntax": "raw",
             "placeholder": "",
             "autoLog": False,
+            "languageStyle": self.language_style,
         }
         settings.update(options)
         return visual.TextBox2(self.win, "", **settings)
@@ -218,19 +224,25 @@ class PsychoPyDisplay:
         )
         self.hint = self._text(pos=(0, -0.12), letterHeight=0.026, color="darkred")
         self.footer = self._text(pos=(0, -0.44), letterHeight=0.024, color="dimgray")
-        self.options = [
-            self._text(
-                pos=(x, 0.0),
-                size=(0.52, 0.3),
-                borderColor="black",
-                padding=0.02,
-            )
-            for x in (-0.3, 0.3)
-        ]
-        self.option_keys = [self._text(pos=(x, -0.2), letterHeight=0.04) for x in (-0.3, 0.3)]
+        self._lay_out_options(2)
         self.timer = visual.Rect(
             self.win, width=0.8, height=0.008, pos=(0, 0.46), fillColor="dimgray", lineWidth=0
         )
+
+    def _lay_out_options(self, count: int) -> None:
+        """Frames for ``count`` options side by side (and their keys under them)."""
+        width = TEXT_WIDTH / count
+        places = [-TEXT_WIDTH / 2 + width * (index + 0.5) for index in range(count)]
+        self.options = [
+            self._text(
+                pos=(x, 0.0),
+                size=(min(0.52, width - 0.08), 0.3),
+                borderColor="black",
+                padding=0.02,
+            )
+            for x in places
+        ]
+        self.option_keys = [self._text(pos=(x, -0.2), letterHeight=0.04) for x in places]
 
     def _draw_timer(self, elapsed: float, limit: float | None) -> None:
         if not limit:
@@ -335,10 +347,12 @@ class PsychoPyDisplay:
         while True:
             last = number == len(pages) - 1
             self.document_text.text = pages[number]
-            moves = "SPACE: next page." if not last else footer
+            words = self.words
+            moves = words.text("lab.next_page") if not last else footer
             if number:
-                moves += "   BACKSPACE: previous page."
-            self.footer.text = f"{moves}   (page {number + 1} of {len(pages)})"
+                moves += "   " + words.text("lab.previous_page")
+            of = words.text("lab.page_of", n=number + 1, total=len(pages))
+            self.footer.text = f"{moves}   {of}"
             wanted = [*keys, "backspace"] if last else ["space", "backspace"]
 
             def draw(_elapsed: float) -> None:
@@ -358,10 +372,12 @@ class PsychoPyDisplay:
             else:
                 return key
 
-    def read(self, story: str, limit_s: float, *, trial: int, minimum_s: float) -> Reading:
-        """The story until SPACE (after ``minimum_s``) or the limit."""
+    def read(
+        self, story: str, limit_s: float, *, trial: int, minimum_s: float, footer: str
+    ) -> Reading:
+        """The story until SPACE (after ``minimum_s``) or the limit, ``footer`` under it."""
         self.body.text = story
-        self.footer.text = "Press the SPACE bar when you have read the story."
+        self.footer.text = footer
 
         def draw(elapsed: float) -> None:
             self._draw_timer(elapsed, limit_s)
@@ -419,7 +435,7 @@ class PsychoPyDisplay:
                 return None
             if not text.strip() and not allow_empty:
                 self.answer.text = ""
-                self.hint.text = EMPTY_ANSWER
+                self.hint.text = self.words.text("lab.empty_answer")
                 return None
             if not enter_times:
                 enter_times.append(now)
@@ -442,16 +458,27 @@ class PsychoPyDisplay:
         trial: int,
         minimum_s: float,
     ) -> Response:
-        """Two options side by side, chosen with the left or right key."""
+        """Options side by side, chosen with their keys.
+
+        The choice is ``left``/``right`` of two options, else the option's number (``1``...).
+        """
         self.question.text = question
+        if len(self.options) != len(options):
+            self._lay_out_options(len(options))
         for box, label, text, key in zip(
             self.options, self.option_keys, options, keys, strict=True
         ):
             box.text = text
             label.text = key.upper()
-        self.footer.text = (
-            f"Press {keys[0].upper()} for the left or {keys[1].upper()} for the right."
-        )
+        if len(options) == 2:
+            self.footer.text = self.words.text(
+                "lab.choose_two", left=keys[0].upper(), right=keys[1].upper()
+            )
+        else:
+            self.footer.text = self.words.text(
+                "lab.choose_many", first=keys[0].upper(), last=keys[-1].upper()
+            )
+        names = ["left", "right"] if len(options) == 2 else [str(n + 1) for n in range(len(keys))]
 
         def draw(elapsed: float) -> None:
             self._draw_timer(elapsed, limit_s)
@@ -464,58 +491,9 @@ class PsychoPyDisplay:
             hit = self._pressed(pressed, keys, after=minimum_s)
             if not hit:
                 return None
-            return ("left" if hit[0] == keys[0] else "right"), hit[1]
+            return names[list(keys).index(hit[0])], hit[1]
 
         chosen, onset, _ = self._run(kind, draw, handle, limit_s=limit_s, trial=trial)
         if chosen is None:
             return Response(onset, None, None)
         return Response(onset, chosen[0], chosen[1] * 1000)
-
-
-def paginate(markdown: str, lines_per_page: int = DOCUMENT_LINES) -> list[str]:
-    """Split a Markdown document into pages for TextBox2 (headings bold, bullets as dots).
-
-    Blocks (paragraphs, headings, list items) are never split; a page holds as many as fit
-    in about ``lines_per_page`` lines of ``CHARS_PER_LINE`` characters.
-    """
-    blocks: list[tuple[str, bool]] = []  # (text, is a list item)
-    current: list[str] = []
-    in_item = False
-
-    def close() -> None:
-        if current:
-            blocks.append((" ".join(current), in_item))
-            current.clear()
-
-    for raw in markdown.splitlines():
-        line = raw.strip()
-        if not line:
-            close()
-            in_item = False
-        elif line.startswith("#"):
-            close()
-            in_item = False
-            blocks.append((f"**{line.lstrip('#').strip()}**", False))
-        elif line.startswith("- "):
-            close()
-            in_item = True
-            current.append("\u2022 " + line[2:].removeprefix("[ ] "))
-        else:
-            if in_item and not raw.startswith(" "):
-                close()
-                in_item = False
-            current.append(line)
-    close()
-    pages: list[str] = [""]
-    used = 0
-    previous_item = False
-    for text, item in blocks:
-        lines = -(-len(text) // CHARS_PER_LINE) + (0 if item and previous_item else 1)
-        if pages[-1] and used + lines > lines_per_page:
-            pages.append("")
-            used = 0
-        separator = "\n" if item and previous_item else "\n\n"
-        pages[-1] = f"{pages[-1]}{separator}{text}" if pages[-1] else text
-        used += lines
-        previous_item = item
-    return pages

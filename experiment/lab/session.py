@@ -24,7 +24,7 @@ from typing import Any
 from tracktale.errors import TracktaleError
 from tracktale.experiment.storage.store import Participant
 from tracktale.experiment.study.design import PlannedTrial
-from tracktale.experiment.study.scoring import ScoredResponse, present_trial, score_trial
+from tracktale.experiment.study.scoring import ScoredResponse
 from tracktale.experiment.study.service import SURVEY_QUESTIONS, StudyService
 from tracktale.experiment.study.validation import (
     IDENTIFIER,
@@ -140,8 +140,12 @@ class LabSession:
         return self.participant.plan.block_formats
 
     def shown(self, planned: PlannedTrial) -> dict[str, Any]:
-        """What the trial shows (``present_trial``: story, probe, options, practice feedback)."""
-        return present_trial(self.service.stimuli.get(planned.item_id), planned)
+        """What the trial shows (story, probe, options) and, in practice, the feedback's answer."""
+        item = self.service.stimuli.get(planned.item_id)
+        shown = self.service.human.served_content(item, planned)
+        if planned.role == "practice":
+            shown["feedback"] = self.service.human.practice_feedback(item, planned, False, False)
+        return shown
 
     def done(self) -> set[int]:
         """Positions already stored."""
@@ -256,7 +260,8 @@ class LabSession:
         self.progress.pop("in_progress", None)
         self._write_progress(self.progress)
         item = self.service.stimuli.get(planned.item_id)
-        return score_trial(item, planned, response.value, self.service.config.typed_answer_rule)
+        rule = self.service.config.typed_answer_rule
+        return self.service.human.score_trial(item, planned, response.value, rule)
 
     def record_survey(self, answers: Mapping[str, Any]) -> None:
         """Store the end-of-study answers (validated as the API validates them)."""

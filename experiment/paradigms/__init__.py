@@ -14,7 +14,11 @@ what differs is declared here, in one module per paradigm (``narrative.py``, ``b
   ``score_response``) and what practice feedback says;
 - the participant-facing instructions and the ethics documents (consent, information,
   debrief);
-- a simulated participant's behaviour (:meth:`HumanStudy.behave`).
+- a simulated participant's behaviour (:meth:`HumanStudy.behave`);
+- where its texts and lists come from its stimulus set rather than the paradigm (an imported
+  set's language, lists, participant-facing texts): :meth:`HumanStudy.stimulus_defaults`,
+  :meth:`HumanStudy.list_ids` and :meth:`HumanStudy.bind`, which gives the study for one set
+  and one locale catalogue (:mod:`tracktale.experiment.study.locale`).
 
 A new paradigm adds one module and one registry line; nothing else in the server changes.
 """
@@ -25,10 +29,12 @@ import abc
 import importlib
 import random
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.study.design import DesignConfig, PlannedTrial, SessionPlan
+from tracktale.experiment.study.design import LIST_IDS, DesignConfig, PlannedTrial, SessionPlan
+from tracktale.experiment.study.locale import Catalogue
 from tracktale.item import Item
 from tracktale.stimulus_set import StimulusSet
 
@@ -39,6 +45,7 @@ _STUDIES = {
     "narrative": "tracktale.experiment.paradigms.narrative.study:STUDY",
     "arithmetic": "tracktale.experiment.paradigms.arithmetic:STUDY",
     "boxes": "tracktale.experiment.paradigms.boxes:STUDY",
+    "items": "tracktale.experiment.paradigms.items:STUDY",
 }
 DEFAULT_PARADIGM = "narrative"
 
@@ -67,12 +74,49 @@ class HumanStudy(abc.ABC):
         "debrief": "debrief",
     }
     """Which ethics document (:data:`tracktale.ethics.DOCUMENTS`) the page shows for each."""
+    lab_documents: Mapping[str, str] = {
+        "consent": "lab_consent",
+        "information": "lab_information",
+        "debrief": "lab_debrief",
+    }
+    """... and which the lab mode shows (keys instead of buttons, the experimenter instead of
+    Prolific)."""
     reading_prompt: str | None = None
     """The hint under the text to read (``None``: the reading plugin's, which names a story)."""
     trial_noun: str = "Story"
     """What the progress line and the timeout notice call a trial ("Story 12 of 50")."""
     lab: bool = False
     """Whether the PsychoPy lab mode can run this study."""
+
+    def nouns(self) -> dict[str, str]:
+        """What the page calls a trial: ``title``, ``singular`` and ``plural``.
+
+        ``title`` starts the progress line ("Story 12 of 50"). In English, from
+        :attr:`trial_noun`; a study in other languages takes them from its catalogue.
+        """
+        singular = self.trial_noun.lower()
+        plural = singular[:-1] + "ies" if singular.endswith("y") else singular + "s"
+        return {"title": self.trial_noun, "singular": singular, "plural": plural}
+
+    def list_ids(self, stimulus_set: StimulusSet) -> tuple[str, ...]:
+        """The counterbalancing lists participants are spread over, in order (``L1``-``L4``)."""
+        return LIST_IDS
+
+    def stimulus_defaults(self, folder: Path) -> dict[str, Any]:
+        """Study-file defaults the stimulus set in ``folder`` declares (none by default).
+
+        A mapping like a study file's (``title``, ``language``, ``timing``, ...), laid over the
+        paradigm's defaults and under the study file's own keys; a set that is not there yet
+        declares nothing.
+        """
+        return {}
+
+    def bind(self, stimulus_set: StimulusSet, texts: Catalogue | None) -> HumanStudy:
+        """The study as it runs one set in one language (the study itself by default).
+
+        ``texts`` is ``None`` where no participant reads anything (simulated people).
+        """
+        return self
 
     def stimulus_dir_name(self, seed: int) -> str:
         """Folder name of the default stimulus set under ``$TRACKTALE_DATA/stimuli``."""

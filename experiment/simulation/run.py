@@ -271,6 +271,7 @@ def _answer_trials(
     done = set(session["done"])
     timing = session["timing"]
     token = session["token"]
+    studies: dict[str, Any] = {}  # paradigm -> its study as it runs this set
     for outline in session["trials"]:
         if outline["index"] in done:
             continue
@@ -285,7 +286,9 @@ def _answer_trials(
         shown = served.data["trial"]
         (side,) = good_sides(stimuli, [shown])
         item = stimuli.get(shown["item_id"])
-        study = get_human_study(item.paradigm)
+        if item.paradigm not in studies:
+            studies[item.paradigm] = get_human_study(item.paradigm).bind(stimuli, None)
+        study = studies[item.paradigm]
         body = study.behave(rng, person, item, {**shown, "good_side": side}, timing)
         body["client_trial_id"] = (
             f"{session['participant_id']}-{shown['index']}-{rng.getrandbits(32):08x}"

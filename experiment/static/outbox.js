@@ -8,11 +8,14 @@
  * reload. 401 means the session moved to another browser, and any other 409 that the study no
  * longer takes the answer as it stands (closed by the researcher, stimuli changed): sending
  * stops and the entries stay, in localStorage too, for a reload once the researcher has
- * sorted it out (`onStop(reason, message)` is called). Each trial answer is sent with
+ * sorted it out (`onStop(reason, message, body)` is called: the refusal's reason, the
+ * server's message and its whole JSON answer). Each trial answer is sent with
  * `queued_ms`, how long it has waited here, so that the server does not count time spent
  * offline as reading or answering. Other 4xx answers mean the body itself is refused: the entry
  * moves to a "rejected" list (kept in localStorage for inspection) so that it cannot block the
- * entries after it, and `onReject(entry, message)` is called. The server takes answers in
+ * entries after it, and `onReject(entry, message, body, status)` is called with the server's
+ * message, its whole JSON answer (its `reason` is what the page words in the participant's
+ * language) and the HTTP status. The server takes answers in
  * order, so the trial answers queued behind a refused one would all be refused in turn: they
  * are withheld (moved to the same list) instead of sent, and the page has the trials answered
  * again (see study.js). `add()` returns a promise of the server's reply to that entry (its
@@ -181,11 +184,13 @@ var TracktaleOutbox = (function () {
           this.persist();
           this.settle(entry, outcome.data || null);
           withheld.forEach((later) => this.settle(later, null));
-          if (outcome.kind === "reject") this.onReject(entry, outcome.message);
+          if (outcome.kind === "reject") {
+            this.onReject(entry, outcome.message, outcome.body || {}, outcome.status);
+          }
         } else if (outcome.kind === "stop") {
           this.stopped = true;
           this.onChange(this.state());
-          this.onStop(outcome.reason, outcome.message);
+          this.onStop(outcome.reason, outcome.message, outcome.body);
         } else {
           this.failures += 1;
           this.onChange(this.state());
@@ -244,7 +249,12 @@ var TracktaleOutbox = (function () {
       if (status === 409) {
         const data = (await readJson(response)) || {};
         if (data.reason === "already_recorded") return { kind: "ack", data: null };
-        return { kind: "stop", reason: data.reason || "refused", message: data.error || "HTTP 409" };
+        return {
+          kind: "stop",
+          reason: data.reason || "refused",
+          message: data.error || "HTTP 409",
+          body: data,
+        };
       }
       if (status === 401) return { kind: "stop", reason: (await readJson(response) || {}).reason };
       if (status === 429 || status === 503) {
@@ -252,13 +262,8 @@ var TracktaleOutbox = (function () {
         return { kind: "retry", retryAfterMs: seconds * 1000 };
       }
       if (status >= 400 && status < 500 && status !== 408) {
-        let message = "HTTP " + status;
-        try {
-          message = (await response.json()).error || message;
-        } catch (error) {
-          // keep the status line
-        }
-        return { kind: "reject", message: message };
+        const body = (await readJson(response)) || {};
+        return { kind: "reject", message: body.error || "HTTP " + status, body: body, status: status };
       }
       return { kind: "retry" };
     }

@@ -14,23 +14,17 @@
 
   const config = JSON.parse(document.getElementById("study-config").textContent);
   const { Outbox, Store, randomId, sleep, readJson } = TracktaleOutbox;
-  const { Progress, TrialRecorder, trialTimeline, escapeHtml } = TracktaleTrials;
+  const { makeTexts, Progress, TrialRecorder, trialTimeline, escapeHtml } = TracktaleTrials;
+  // Every word the participant reads comes from the study's locale catalogue (config.texts).
+  const texts = makeTexts(config);
   const params = new URLSearchParams(window.location.search);
   const target = document.getElementById("jspsych-target");
   const badge = document.getElementById("save-status");
   // Paradigm-specific styles (study.css) hang off this class, e.g. line-by-line steps.
   if (config.paradigm) document.body.classList.add("tt-paradigm-" + config.paradigm);
   const overlay = document.getElementById("tt-overlay");
-  const TAKEN_OVER = [
-    "This study is now open in another browser window or tab.",
-    "Please continue there and close this window: nothing more is saved from here.",
-  ];
 
   // ----------------------------------------------------------------- small helpers
-
-  /** What a trial is called in this study ("story", "puzzle", "calculation"), and several. */
-  const trialNoun = (config.trial_noun || "Story").toLowerCase();
-  const trialNouns = trialNoun.endsWith("y") ? trialNoun.slice(0, -1) + "ies" : trialNoun + "s";
 
   function paragraphs(list) {
     return list.map((text) => "<p>" + escapeHtml(text) + "</p>").join("");
@@ -51,7 +45,8 @@
   function stopTakenOver() {
     if (stopped) return;
     stopped = true;
-    overlay.innerHTML = '<div class="tt-screen tt-takeover">' + paragraphs(TAKEN_OVER) + "</div>";
+    overlay.innerHTML =
+      '<div class="tt-screen tt-takeover">' + paragraphs(texts.list("page.taken_over")) + "</div>";
     overlay.hidden = false;
     if (badge) badge.hidden = true;
     const study = window.tracktaleStudy;
@@ -66,14 +61,11 @@
   function stopRefused(reason) {
     if (stopped) return;
     stopped = true;
-    const text = [
-      "Sorry: our server could not accept your last answer (" + reason + ").",
-      "Your earlier answers are saved. Press Continue to see that " + trialNoun + " again and answer it.",
-      "If this message comes back, please contact the researcher through Prolific.",
-    ];
+    const text = texts.list("page.refused", { reason: reason });
     overlay.innerHTML =
       '<div class="tt-screen tt-refused">' + paragraphs(text) +
-      '<button type="button" class="jspsych-btn tt-continue">Continue</button></div>';
+      '<button type="button" class="jspsych-btn tt-continue">' +
+      escapeHtml(texts.text("buttons.continue")) + "</button></div>";
     overlay.hidden = false;
     if (badge) badge.hidden = true;
     overlay.querySelector(".tt-continue").addEventListener("click", () => window.location.reload());
@@ -89,11 +81,7 @@
   function stopHeld(message) {
     if (stopped) return;
     stopped = true;
-    const text = [
-      "Sorry: our server cannot accept your answers at the moment (" + message + ").",
-      "Your answers are kept in this browser. Please contact the researcher through Prolific, " +
-        "and keep this page, or reload it later in this browser, so that they can still be sent.",
-    ];
+    const text = texts.list("page.held", { reason: message });
     overlay.innerHTML = '<div class="tt-screen tt-held">' + paragraphs(text) + "</div>";
     overlay.hidden = false;
     if (badge) badge.hidden = true;
@@ -128,17 +116,17 @@
       } catch (error) {
         // network down: retry below
       }
-      if (attempt >= 2) showMessage(["Connecting to the server... please keep this window open."]);
+      if (attempt >= 2) showMessage([texts.text("page.connecting")]);
       await sleep(Math.min(30000, 500 * 2 ** Math.min(attempt, 10)) * (0.5 + Math.random()));
     }
   }
 
   function codeHtml(code, redirect) {
     return (
-      '<p class="tt-code-line">Your completion code: <strong class="tt-code">' +
-      escapeHtml(code) + "</strong></p>" +
-      '<p><a class="jspsych-btn tt-return" href="' + escapeHtml(redirect) +
-      '">Return to Prolific</a></p>'
+      '<p class="tt-code-line">' + escapeHtml(texts.text("page.completion_code")) +
+      ' <strong class="tt-code">' + escapeHtml(code) + "</strong></p>" +
+      '<p><a class="jspsych-btn tt-return" href="' + escapeHtml(redirect) + '">' +
+      escapeHtml(texts.text("buttons.return")) + "</a></p>"
     );
   }
 
@@ -160,11 +148,11 @@
         if (status === 409 && data.waiting_for) {
           if (this.outbox.pendingTrialIndices().length === 0) {
             // The server waits for answers this page no longer holds (refused): ask again.
-            stopRefused(data.error || "answers missing");
+            stopRefused(data.error ? texts.reason(data, status) : texts.text("errors.answers_missing"));
             continue;
           }
           // Too many answers still queued (offline): send them before the next trial.
-          showMessage(["Saving your answers, please keep this window open..."]);
+          showMessage([texts.text("page.saving_queue")]);
           await this.outbox.drain().catch(() => null);
           continue;
         }
@@ -174,7 +162,7 @@
           continue;
         }
         throw new Error(
-          data.error || "the server did not send the next " + trialNoun + " (HTTP " + status + ")"
+          data.error ? texts.reason(data, status) : texts.text("errors.no_trial", { status: status })
         );
       }
     }
@@ -186,34 +174,40 @@
     return {
       type: jsPsychHtmlButtonResponse,
       stimulus: '<div class="tt-screen tt-info ' + (css || "") + '">' + html + "</div>",
-      choices: [label || "Continue"],
+      choices: [texts.text(label || "buttons.continue")],
     };
   }
 
   function surveyScreen() {
+    // The values sent are the English answers the server stores; the labels are the language's.
     const genders = config.genders
       .map(
         (g) =>
           '<label class="tt-radio"><input type="radio" name="gender" value="' + escapeHtml(g) +
-          '" required> ' + escapeHtml(g) + "</label>"
+          '" required> ' + escapeHtml(texts.text("survey.genders." + g.replace(/\W+/g, "_"))) +
+          "</label>"
       )
       .join("");
+    const yes = escapeHtml(texts.text("survey.answer_yes"));
+    const no = escapeHtml(texts.text("survey.answer_no"));
     const yesNo = (name) =>
-      '<label class="tt-radio"><input type="radio" name="' + name + '" value="yes" required> yes</label>' +
-      '<label class="tt-radio"><input type="radio" name="' + name + '" value="no"> no</label>';
+      '<label class="tt-radio"><input type="radio" name="' + name + '" value="yes" required> ' + yes + "</label>" +
+      '<label class="tt-radio"><input type="radio" name="' + name + '" value="no"> ' + no + "</label>";
+    const legend = (key) => "<legend>" + escapeHtml(texts.text(key)) + "</legend>";
     const html =
       '<div class="tt-survey">' + paragraphs(config.instructions.survey) +
-      '<p><label>Age in years (leave empty if you prefer not to say):<br>' +
+      "<p><label>" + escapeHtml(texts.text("survey.age")) + "<br>" +
       '<input type="number" name="age" min="18" max="120" step="1"></label></p>' +
-      "<fieldset><legend>Gender</legend>" + genders + "</fieldset>" +
-      '<p><label>Native language(s):<br><input type="text" name="native_language" maxlength="64" required pattern=".*\\S.*"></label></p>' +
-      "<fieldset><legend>Did you pay attention to the " + trialNouns + " throughout the study?</legend>" + yesNo("attentive") + "</fieldset>" +
-      "<fieldset><legend>Did you complete the study without AI tools, notes or help from others?</legend>" + yesNo("no_ai_assistance") + "</fieldset>" +
+      "<fieldset>" + legend("survey.gender") + genders + "</fieldset>" +
+      "<p><label>" + escapeHtml(texts.text("survey.native_language")) +
+      '<br><input type="text" name="native_language" maxlength="64" required pattern=".*\\S.*"></label></p>' +
+      "<fieldset>" + legend("survey.attentive") + yesNo("attentive") + "</fieldset>" +
+      "<fieldset>" + legend("survey.no_ai") + yesNo("no_ai_assistance") + "</fieldset>" +
       "</div>";
     return {
       type: jsPsychSurveyHtmlForm,
       html: html,
-      button_label: "Continue",
+      button_label: texts.text("buttons.continue"),
       data: { tt_screen: "survey" },
     };
   }
@@ -248,7 +242,9 @@
       const code = data.completion_code ? codeHtml(data.completion_code, data.redirect) : "";
       showMessage(config.instructions.completed_before, code);
     } else {
-      showMessage([data.error ? "Sorry: " + data.error + "." : "Sorry, the study cannot start."]);
+      showMessage([
+        data.error ? texts.text("page.sorry", { reason: texts.reason(data, status) }) : texts.text("page.cannot_start"),
+      ]);
     }
     return null;
   }
@@ -259,9 +255,9 @@
       type: jsPsychHtmlButtonResponse,
       stimulus:
         '<div class="tt-screen tt-info tt-consent">' + config.consent_html +
-        "<details><summary>Participant information sheet</summary>" + config.information_html +
-        "</details></div>",
-      choices: ["I agree", "I do not agree"],
+        "<details><summary>" + escapeHtml(texts.text("page.information_sheet")) + "</summary>" +
+        config.information_html + "</details></div>",
+      choices: [texts.text("buttons.agree"), texts.text("buttons.disagree")],
       data: { tt_screen: "consent" },
     };
     const save = {
@@ -271,12 +267,13 @@
         const agreed = jsPsych.data.get().last(1).values()[0].response === 0;
         postJson("/api/consent", { consent: agreed }, session.token).then(({ status, data }) => {
           if (!agreed && data.redirect) {
-            showMessage(["You did not consent. You are being returned to Prolific."]);
+            showMessage([texts.text("page.declined")]);
             window.location.replace(data.redirect);
             return; // the timeline stays here while the browser leaves
           }
           if (status !== 200) {
-            if (!stopped) showMessage(["Sorry: " + (data.error || "the server refused the consent") + "."]);
+            const reason = data.error ? texts.reason(data, status) : texts.text("errors.consent_refused");
+            if (!stopped) showMessage([texts.text("page.sorry", { reason: reason })]);
             return;
           }
           finish();
@@ -294,9 +291,9 @@
 
     if (!session.consent) timeline.push(...consentNodes(session, context.jsPsych));
     if (remaining.length === session.trials.length) {
-      timeline.push(infoScreen(paragraphs(config.instructions.welcome), "Start"));
+      timeline.push(infoScreen(paragraphs(config.instructions.welcome) + (config.instructions.welcome_html || ""), "buttons.start"));
     } else if (remaining.length > 0) {
-      timeline.push(infoScreen(paragraphs(config.instructions.resume), "Continue"));
+      timeline.push(infoScreen(paragraphs(config.instructions.resume), "buttons.continue"));
     }
     let previousRole = null;
     session.block_formats.forEach((format, block) => {
@@ -304,9 +301,9 @@
       if (blockTrials.length === 0) return;
       const practice = blockTrials.some((trial) => trial.role === "practice");
       let intro = config.instructions[format];
-      if (practice) intro = ["Practice."].concat(intro);
+      if (practice) intro = [texts.text("page.practice")].concat(intro);
       else if (previousRole === "practice") intro = config.instructions.main_start.concat(intro);
-      timeline.push(infoScreen(paragraphs(intro), "Start", "tt-block-intro"));
+      timeline.push(infoScreen(paragraphs(intro), "buttons.start", "tt-block-intro"));
       blockTrials.forEach((trial) => timeline.push(trialTimeline(trial, context)));
       previousRole = practice ? "practice" : "main";
     });
@@ -319,7 +316,7 @@
     timeline.push({
       type: jsPsychHtmlButtonResponse,
       stimulus: '<div class="tt-screen tt-info tt-debrief">' + config.debrief_html + "</div>",
-      choices: ["Finish"],
+      choices: [texts.text("buttons.finish")],
       data: { tt_screen: "debrief" },
       on_start: () => context.progress.hide(),
     });
@@ -343,19 +340,16 @@
     if (status === 200 && data.redirect) {
       const seconds = Math.round(config.redirect_delay_ms / 1000);
       showMessage(
-        ["Thank you! All your answers are saved."],
+        [texts.text("page.thanks")],
         codeHtml(data.completion_code, data.redirect) +
-          '<p class="tt-hint">You are returned to Prolific in ' + seconds + " seconds.</p>"
+          '<p class="tt-hint">' + escapeHtml(texts.plural("page.redirect_in", seconds)) + "</p>"
       );
       document.querySelector(".tt-message").classList.add("tt-final");
       setTimeout(() => window.location.replace(data.redirect), config.redirect_delay_ms);
       return;
     }
     if (stopped) return;
-    showMessage([
-      "Sorry, not all of your answers reached our server (" + (data.error || "HTTP " + status) + ").",
-      "Please reload this page to send them again; your answers are kept in this browser.",
-    ]);
+    showMessage(texts.list("page.not_all_saved", { reason: texts.reason(data, status) }));
   }
 
   function showSaveState(state) {
@@ -363,8 +357,7 @@
     // only when the connection fails, so that the participant keeps the window open.
     if (!badge || stopped) return;
     badge.hidden = state.failures === 0;
-    badge.textContent =
-      "Connection problem: your answers are kept and will be sent (" + state.pending + " waiting).";
+    badge.textContent = texts.text("page.connection_problem", { n: state.pending });
     badge.classList.toggle("tt-warn", true);
   }
 
@@ -372,7 +365,7 @@
     let pid = prolificParam("PROLIFIC_PID");
     if (!pid) {
       if (!config.allow_missing_pid) {
-        showMessage(["Please open this study from Prolific (the link is missing your Prolific ID)."]);
+        showMessage([texts.text("page.missing_pid")]);
         return;
       }
       const previews = new Store("tracktale/" + config.study_id + "/preview");
@@ -380,17 +373,19 @@
       previews.set("pid", pid);
     }
     const store = new Store("tracktale/" + config.study_id + "/" + pid);
-    showMessage(["Loading..."]);
+    showMessage([texts.text("page.loading")]);
     const session = await startSession(store, pid);
     if (!session) return;
     store.set("token", session.token);
     const outbox = new Outbox(store, session.token, {
       onChange: showSaveState,
-      onStop: (reason, message) => {
+      onStop: (reason, message, data) => {
         if (reason === "taken_over") stopTakenOver();
-        else if (message) stopHeld(message);
+        else if (message) stopHeld(texts.reason({ ...(data || {}), reason: reason, error: message }, 409));
       },
-      onReject: (entry, message) => { if (entry.meta.kind === "trial") stopRefused(message); },
+      onReject: (entry, message, data, status) => {
+        if (entry.meta.kind === "trial") stopRefused(texts.reason({ ...data, error: message }, status));
+      },
     });
     outbox.kick();
     target.replaceChildren();
@@ -398,13 +393,14 @@
     window.tracktaleStudy = { jsPsych: jsPsych, outbox: outbox, session: session };
     const context = {
       config: config,
+      texts: texts,
       jsPsych: jsPsych,
       flow: new TrialFlow(session, outbox),
       recorder: new TrialRecorder(outbox),
       progress: new Progress(
         document.getElementById("tt-progress"),
         config.progress_indicator ? session.n_trials : 0,
-        config.trial_noun
+        texts
       ),
     };
     await jsPsych.run(buildTimeline(session, outbox, context));
@@ -412,6 +408,6 @@
 
   main().catch((error) => {
     console.error(error);
-    if (!stopped) showMessage(["Sorry, something went wrong: " + error.message + ". Please reload the page."]);
+    if (!stopped) showMessage([texts.text("page.went_wrong", { reason: error.message })]);
   });
 })();

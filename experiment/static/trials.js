@@ -14,18 +14,65 @@ var TracktaleTrials = (function () {
   const { randomId, sleep } = TracktaleOutbox;
   const FEEDBACK_WAIT_MS = 10000;
 
+  /**
+   * The page's texts: `config.texts`, the study's locale catalogue (experiment/locales/), with
+   * `{name}` placeholders filled. `text(key, values)`, `list(key, values)` (paragraphs) and
+   * `plural(key, n, values)` (the language's plural rules, `{n}` written as it writes numbers);
+   * `reason(data, status)` says why the server refused something: the catalogue's words for the
+   * refusal's `reason`, else the server's own message on an English page, else the status.
+   */
+  function makeTexts(config) {
+    const texts = config.texts || {};
+    const language = config.language || "en";
+    const english = language === "en" || language.startsWith("en-");
+    const rules = new Intl.PluralRules(language);
+    const numbers = new Intl.NumberFormat(language, { useGrouping: false, maximumFractionDigits: 3 });
+    const nouns = config.nouns || {};
+    const named = { Noun: nouns.title, noun: nouns.singular, nouns: nouns.plural };
+    function lookup(key) {
+      if (!(key in texts)) {
+        console.error("tracktale: the catalogue has no text " + key);
+        return key;
+      }
+      return texts[key];
+    }
+    function fill(text, values) {
+      const given = { ...named, ...(values || {}) };
+      return String(text).replace(/\{([A-Za-z_]+)\}/g, (match, name) =>
+        name in given && given[name] !== undefined ? String(given[name]) : match
+      );
+    }
+    return {
+      text: (key, values) => fill(lookup(key), values),
+      list: (key, values) => [].concat(lookup(key)).map((text) => fill(text, values)),
+      plural: (key, n, values) => {
+        const forms = lookup(key);
+        return fill(forms[rules.select(n)] || forms.other, { n: numbers.format(n), ...values });
+      },
+      reason: (data, status) => {
+        const reason = data && data.reason;
+        // A reason may be worded per participant status ("closed" after completion or return).
+        const precise = reason && data.participant_status && "errors." + reason + "_" + data.participant_status;
+        if (precise && precise in texts) return fill(texts[precise], { status });
+        if (reason && "errors." + reason in texts) return fill(texts["errors." + reason], { status });
+        if (english && data && data.error) return data.error;
+        return fill(lookup("errors.http"), { status });
+      },
+    };
+  }
+
   function escapeHtml(text) {
     const div = document.createElement("div");
     div.textContent = text === null || text === undefined ? "" : String(text);
     return div.innerHTML;
   }
 
-  /** The "Story 12 of 50" line and bar at the top of the page ("Puzzle" for boxes). */
+  /** The "Story 12 of 50" line and bar at the top of the page (`page.progress`). */
   class Progress {
-    constructor(element, total, noun) {
+    constructor(element, total, texts) {
       this.element = element;
       this.total = total;
-      this.noun = noun || "Story";
+      this.texts = texts;
     }
 
     show(position) {
@@ -33,7 +80,7 @@ var TracktaleTrials = (function () {
       this.element.hidden = false;
       this.element.replaceChildren();
       const label = document.createElement("span");
-      label.textContent = this.noun + " " + position + " of " + this.total;
+      label.textContent = this.texts.text("page.progress", { position: position, total: this.total });
       const bar = document.createElement("span");
       bar.className = "tt-progress-bar";
       const fill = document.createElement("span");
@@ -98,21 +145,23 @@ var TracktaleTrials = (function () {
     return JSON.stringify(names.map((name) => ({ variable: name, value: values[name] })));
   }
 
-  function feedbackHtml(slot) {
+  function feedbackHtml(slot, texts) {
     const reply = slot.reply;
     const feedback = reply && reply.feedback;
     let verdict;
     let detail;
     if (!feedback) {
-      verdict = slot.timedOut ? "Time is up." : "Your answer is saved.";
-      detail = "It could not be checked just now; the study goes on.";
+      verdict = texts.text(slot.timedOut ? "feedback.timed_out" : "feedback.saved");
+      detail = texts.text("feedback.unchecked");
     } else {
-      verdict = feedback.timed_out ? "Time is up." : feedback.correct ? "Correct!" : "Not quite.";
+      verdict = texts.text(
+        feedback.timed_out ? "feedback.timed_out" : feedback.correct ? "feedback.correct" : "feedback.wrong"
+      );
       detail =
         feedback.detail ||
         ("answer" in feedback
-          ? "The answer was: " + feedback.answer + "."
-          : "The " + feedback.good_side + " sentence continues the story.");
+          ? texts.text("feedback.answer", { answer: feedback.answer })
+          : texts.text("feedback." + feedback.good_side + "_continues"));
     }
     return (
       '<div class="tt-screen tt-feedback"><p class="tt-verdict">' + escapeHtml(verdict) +
@@ -121,13 +170,14 @@ var TracktaleTrials = (function () {
   }
 
   /** Waits for the server's verdict on a practice answer (at most FEEDBACK_WAIT_MS). */
-  function awaitVerdict(slot, jsPsych) {
+  function awaitVerdict(slot, jsPsych, texts) {
     return {
       type: jsPsychCallFunction,
       async: true,
       func: (done) => {
         const element = jsPsych.getDisplayElement();
-        element.innerHTML = '<div class="tt-screen tt-message"><p>Checking your answer...</p></div>';
+        element.innerHTML =
+          '<div class="tt-screen tt-message"><p>' + escapeHtml(texts.text("trial.checking")) + "</p></div>";
         Promise.race([slot.replyPromise, sleep(FEEDBACK_WAIT_MS).then(() => null)]).then(
           (reply) => {
             slot.reply = reply;
@@ -138,7 +188,8 @@ var TracktaleTrials = (function () {
     };
   }
 
-  function probeNode(outline, slot, config, recorder) {
+  function probeNode(outline, slot, context) {
+    const { config, recorder, texts } = context;
     const timing = config.timing;
     const keys = config.instructions.keys;
     const finish = (data) => {
@@ -168,6 +219,11 @@ var TracktaleTrials = (function () {
       return {
         type: jsPsychTimedTextResponse,
         probe: () => slot.trial.probe,
+        // A study's instructions may word the line above the box and the empty-box hint.
+        prompt: config.instructions.typed_prompt || texts.text("trial.typed_prompt"),
+        empty_message: config.instructions.empty_answer || texts.text("trial.empty_answer"),
+        button_label: texts.text("buttons.submit"),
+        answer_label: texts.text("trial.answer_label"),
         trial_duration: timing.response_ms,
         data: { tt_screen: "explicit", tt_index: outline.index },
         on_finish: finish,
@@ -177,10 +233,46 @@ var TracktaleTrials = (function () {
       type: jsPsychTimedChoice,
       question: () => slot.trial.probe,
       options: () => slot.trial.options,
-      keys: [keys.left, keys.right],
+      // Two options take the left and right keys; a study may serve its own (one per option).
+      keys: () => slot.trial.keys || [keys.left, keys.right],
+      button_label: texts.text("buttons.choose"),
       trial_duration: timing.response_ms,
       data: { tt_screen: outline.task, tt_index: outline.index },
       on_finish: finish,
+    };
+  }
+
+  /** The reading screen(s): one text, or a served trial's `screens` one after another. */
+  function readingNode(outline, slot, context) {
+    const { config, recorder, progress, texts } = context;
+    const screens = () => slot.trial.screens || [slot.trial.story];
+    const node = {
+      type: jsPsychTimedReading,
+      text: () => screens()[slot.screen],
+      // The screens of a trial share its reading time.
+      trial_duration: () => config.timing.reading_ms - slot.readMs,
+      continue_key: config.instructions.keys.continue,
+      prompt: config.reading_prompt,
+      button_label: texts.text("buttons.continue"),
+      data: { tt_screen: "reading", tt_index: outline.index },
+      on_start: () => {
+        if (slot.screen === 0) {
+          recorder.begin();
+          progress.show(outline.index + 1);
+        }
+      },
+      on_finish: (data) => {
+        slot.readMs += data.reading_time_ms;
+        slot.screen += 1;
+        slot.reading = {
+          reading_time_ms: Math.round(slot.readMs * 10) / 10,
+          timed_out: Boolean(data.timed_out),
+        };
+      },
+    };
+    return {
+      timeline: [node],
+      loop_function: () => !slot.reading.timed_out && slot.screen < screens().length,
     };
   }
 
@@ -191,8 +283,16 @@ var TracktaleTrials = (function () {
    * @param flow `serve(index)` resolving with the trial's content, or null to skip it.
    */
   function trialTimeline(outline, context) {
-    const { config, flow, recorder, progress, jsPsych } = context;
-    const slot = { trial: null, reading: null, timedOut: false, reply: null, replyPromise: null };
+    const { config, flow, jsPsych, texts } = context;
+    const slot = {
+      trial: null,
+      reading: null,
+      screen: 0,
+      readMs: 0,
+      timedOut: false,
+      reply: null,
+      replyPromise: null,
+    };
     const serve = {
       type: jsPsychCallFunction,
       async: true,
@@ -203,25 +303,12 @@ var TracktaleTrials = (function () {
         });
       },
     };
-    const reading = {
-      type: jsPsychTimedReading,
-      text: () => slot.trial.story,
-      trial_duration: config.timing.reading_ms,
-      continue_key: config.instructions.keys.continue,
-      ...(config.reading_prompt ? { prompt: config.reading_prompt } : {}),
-      data: { tt_screen: "reading", tt_index: outline.index },
-      on_start: () => {
-        recorder.begin();
-        progress.show(outline.index + 1);
-      },
-      on_finish: (data) => { slot.reading = data; },
-    };
-    const shown = [reading, probeNode(outline, slot, config, recorder)];
+    const shown = [readingNode(outline, slot, context), probeNode(outline, slot, context)];
     if (outline.role === "practice") {
-      shown.push(awaitVerdict(slot, jsPsych), {
+      shown.push(awaitVerdict(slot, jsPsych, texts), {
         type: jsPsychHtmlButtonResponse,
-        stimulus: () => feedbackHtml(slot),
-        choices: ["Continue"],
+        stimulus: () => feedbackHtml(slot, texts),
+        choices: [texts.text("buttons.continue")],
         trial_duration: config.timing.feedback_ms,
         data: { tt_screen: "feedback", tt_index: outline.index },
       });
@@ -231,8 +318,9 @@ var TracktaleTrials = (function () {
           {
             type: jsPsychHtmlButtonResponse,
             stimulus:
-              '<div class="tt-screen tt-message tt-timeout"><p>Time is up for this question.</p>' +
-              "<p>The next " + escapeHtml((config.trial_noun || "Story").toLowerCase()) + " follows.</p></div>",
+              '<div class="tt-screen tt-message tt-timeout">' +
+              texts.list("trial.timeout_notice").map((line) => "<p>" + escapeHtml(line) + "</p>").join("") +
+              "</div>",
             choices: [],
             trial_duration: config.timeout_notice_ms,
             data: { tt_screen: "timeout-notice", tt_index: outline.index },
@@ -247,6 +335,7 @@ var TracktaleTrials = (function () {
   }
 
   return {
+    makeTexts: makeTexts,
     Progress: Progress,
     TrialRecorder: TrialRecorder,
     trialTimeline: trialTimeline,

@@ -15,7 +15,7 @@ import hashlib
 import json
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -46,7 +46,7 @@ from tracktale.experiment.storage.tables import (
     trial_serves,
     trials,
 )
-from tracktale.experiment.study.design import SessionPlan, assign_list
+from tracktale.experiment.study.design import LIST_IDS, SessionPlan, assign_list
 from tracktale.trial import PARTICIPANT_STATUSES, TrialRecord
 
 __all__ = ["Participant", "SaveResult", "Storage", "clean_header", "hash_token", "metadata", "now"]
@@ -174,6 +174,7 @@ class Storage(StorageReads):
         stimulus_sha256: str,
         make_plan: Any,
         user_agent: str | None,
+        list_ids: Sequence[str] = LIST_IDS,
     ) -> tuple[Participant, str]:
         """Register a new participant on the least-filled list.
 
@@ -186,6 +187,7 @@ class Storage(StorageReads):
             stimulus_sha256: The stimulus set the plan draws from.
             make_plan: Called with the chosen list id; returns the :class:`SessionPlan`.
             user_agent: The browser's user-agent string.
+            list_ids: The study's lists, in order (the least-filled one is chosen).
 
         Returns:
             The participant and their session token (shown once, stored hashed).
@@ -203,7 +205,7 @@ class Storage(StorageReads):
                 meta.update().where(meta.c.key == _ASSIGNMENT_LOCK).values(value=meta.c.value)
             )
             counts = self._list_counts(connection, study_id, source == "simulated")
-            plan: SessionPlan = make_plan(assign_list(counts))
+            plan: SessionPlan = make_plan(assign_list(counts, list_ids))
             row: dict[str, Any] = {
                 "participant_id": "P" + secrets.token_hex(8),
                 "study_id": study_id,

@@ -23,7 +23,7 @@ import yaml
 from pydantic import Field
 
 from tracktale.errors import TracktaleError
-from tracktale.ethics import EthicsDetails
+from tracktale.ethics import Document, EthicsDetails, fill_document, load_document
 from tracktale.experiment.paradigms import DEFAULT_PARADIGM, get_human_study, human_study_names
 from tracktale.experiment.study.config_schema import (
     Comment,
@@ -33,6 +33,7 @@ from tracktale.experiment.study.config_schema import (
     validated,
 )
 from tracktale.experiment.study.design import DesignConfig
+from tracktale.experiment.study.locale import Catalogue, load_catalogue
 from tracktale.schema.derive import base_type, hints
 from tracktale.settings import data_dir
 
@@ -48,6 +49,20 @@ STUDY_ENV = "TRACKTALE_STUDY"
 CODE = matches(r"[A-Za-z0-9_-]{1,64}", "may use letters, digits, _ and -")
 STUDY_ID = matches(
     r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", "may use letters, digits, ._-", show_value=True
+)
+LANGUAGE = matches(
+    r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*", "must be a language tag (en, nl, pt-BR)", show_value=True
+)
+LANGUAGE_COMMENT = Comment(
+    "The participants' language: the texts of experiment/locales/<language>.yaml (en, nl).\n"
+    "A study of an imported item set takes the set's language when this is left out.",
+    above=True,
+)
+LOCALE_COMMENT = Comment(
+    "A locale catalogue of your own (YAML, the keys of experiment/locales/en.yaml), relative\n"
+    "to this file; null: the shipped catalogue of the language. See\n"
+    "docs/how-to/translate-a-study.md.",
+    above=True,
 )
 PARADIGM_COMMENT = Comment(
     "Which paradigm's human study runs: {paradigms} (tracktale experiment serve --paradigm).\n"
@@ -178,7 +193,12 @@ class StudyConfig:
             Stored in the trial's ``intermediates``.
         paradigm: Which paradigm's human study runs (:mod:`tracktale.experiment.paradigms`);
             a study file that names it gets that study's ``study_id``, title and time limits
-            as its defaults.
+            as its defaults, and those its stimulus set declares
+            (:meth:`~tracktale.experiment.paradigms.HumanStudy.stimulus_defaults`).
+        language: The participants' language, whose locale catalogue
+            (:mod:`.locale`) gives every participant-facing text around the paradigm's own.
+        direction: The pages' writing direction (``auto``: the catalogue's).
+        locale: A catalogue file of the study's own instead of the shipped one.
         source_file: The YAML file it was read from (``None`` for the defaults).
     """
 
@@ -187,6 +207,12 @@ class StudyConfig:
         "narrative-entity-tracking"
     )
     title: Annotated[str, Comment("the browser tab's title")] = "Reading short stories"
+    language: Annotated[str, LANGUAGE, LANGUAGE_COMMENT] = "en"
+    direction: Annotated[
+        Literal["auto", "ltr", "rtl"],
+        Comment("auto: the catalogue's (right to left for Hebrew, Arabic, ...)"),
+    ] = "auto"
+    locale: Annotated[str | None, LOCALE_COMMENT] = None
     stimuli: Annotated[str | None, STIMULI_COMMENT] = None
     stimulus_seed: int = 1
     database: Annotated[str | None, DATABASE_COMMENT] = None
@@ -251,10 +277,45 @@ class StudyConfig:
         if self.stimuli is None:
             name = get_human_study(self.paradigm).stimulus_dir_name(self.stimulus_seed)
             return data_dir() / "stimuli" / name
-        path = Path(self.stimuli)
+        return self._relative(self.stimuli)
+
+    def _relative(self, name: str) -> Path:
+        path = Path(name)
         if not path.is_absolute() and self.source_file:
             path = Path(self.source_file).parent / path
         return path
+
+    def catalogue(self) -> Catalogue:
+        """The participants' texts: the study's ``locale`` file, else the language's.
+
+        Raises:
+            TracktaleError: If there is no catalogue for the language, or it has problems.
+        """
+        file = self._relative(self.locale) if self.locale else None
+        return load_catalogue(self.language, file)
+
+    def document(self, role: str, packaged: str, timing: Mapping[str, float]) -> Document:
+        """An ethics document the participant reads, filled in with the study's details.
+
+        Args:
+            role: ``consent``, ``information``, ``debrief``, or ``lab_`` and one of them.
+            packaged: The packaged document (:data:`tracktale.ethics.DOCUMENTS`) to show when
+                the study has no ``<role>.md`` of its own in ``ethics.documents``.
+            timing: ``reading_seconds`` and ``response_seconds``.
+
+        Raises:
+            TracktaleError: If the document is not written in the study's language.
+        """
+        if self.ethics.documents:
+            own = self._relative(self.ethics.documents) / f"{role}.md"
+            if own.is_file():
+                return fill_document(role, own, self.ethics, timing, language=self.language)
+        return load_document(packaged, self.ethics, timing, language=self.language)
+
+    @property
+    def text_direction(self) -> Literal["ltr", "rtl"]:
+        """``direction``, with ``auto`` decided by the catalogue."""
+        return self.catalogue().direction if self.direction == "auto" else self.direction
 
     def with_changes(self, **changes: Any) -> StudyConfig:
         """A copy with top-level fields replaced (nested sections as dataclasses or dicts)."""
@@ -345,9 +406,17 @@ def study_from_dict(
 ) -> StudyConfig:
     """Build a config from plain data over the paradigm's defaults.
 
-    Unknown keys and wrong values are refused by the rules declared on the dataclasses above.
+    The defaults are the paradigm study's, then what its stimulus set declares (an imported
+    set's language, title and time limits), then the data. Unknown keys and wrong values are
+    refused by the rules declared on the dataclasses above.
     """
     defaults = paradigm_defaults(data.get("paradigm", DEFAULT_PARADIGM), where)
+    config = _built(defaults, data, where=where, source_file=source_file)
+    folder = config.stimulus_dir()
+    from_set = get_human_study(config.paradigm).stimulus_defaults(folder)
+    if not from_set:
+        return config
+    defaults = _built(defaults, from_set, where=str(folder), source_file=source_file)
     return _built(defaults, data, where=where, source_file=source_file)
 
 
@@ -426,6 +495,10 @@ def check_study(config: StudyConfig) -> StudyConfig:
         )
     if config.probe_values and config.paradigm != "arithmetic":
         raise TracktaleError(f"{where}: probe_values applies to the arithmetic study only")
+    try:
+        config.catalogue()
+    except TracktaleError as error:
+        raise TracktaleError(f"{where}: {error}") from None
     return config
 
 

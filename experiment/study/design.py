@@ -132,14 +132,22 @@ def session_seed_for(design_seed: int, study_id: str, participant_key: str) -> i
     return int.from_bytes(digest[:6], "big")
 
 
-def assign_list(counts: Mapping[str, int]) -> str:
+def assign_list(counts: Mapping[str, int], list_ids: Sequence[str] = LIST_IDS) -> str:
     """The list for the next participant: the least-filled one, ties by list order.
 
     Args:
         counts: Participants per list so far (missing lists count as 0); count only those who
             still take part (started or completed), so dropouts are refilled.
+        list_ids: The study's lists, in order
+            (:meth:`~tracktale.experiment.paradigms.HumanStudy.list_ids`).
+
+    Raises:
+        TracktaleError: If there are no lists.
     """
-    return min(LIST_IDS, key=lambda list_id: (counts.get(list_id, 0), LIST_IDS.index(list_id)))
+    if not list_ids:
+        raise TracktaleError("the study has no lists to assign participants to")
+    order = {list_id: index for index, list_id in enumerate(list_ids)}
+    return min(list_ids, key=lambda list_id: (counts.get(list_id, 0), order[list_id]))
 
 
 def format_halves(

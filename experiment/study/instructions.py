@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracktale.experiment.study.locale import Catalogue, load_catalogue
 from tracktale.schema import GENDERS
 
 __all__ = ["CHOICE_KEYS", "CONTINUE_KEY", "GENDERS", "instructions", "session_screens"]
@@ -74,23 +75,19 @@ def instructions(reading_ms: int, response_ms: int, *, source: str = "online") -
     }
 
 
-def session_screens() -> dict[str, Any]:
+def session_screens(texts: Catalogue | None = None) -> dict[str, Any]:
     """The screens every paradigm shares, around its own instructions.
 
-    ``resume``, ``survey``, ``saving`` and ``completed_before`` (lists of paragraphs) and the
-    response ``keys``.
+    ``resume``, ``survey``, ``saving`` and ``completed_before`` (lists of paragraphs, from the
+    locale catalogue ``texts``, English by default) and the response ``keys``.
     """
-    return {
-        "resume": [
-            "Welcome back. You continue where you stopped; everything you answered has been saved.",
-        ],
-        "survey": ["Almost done: a few questions about you."],
-        "saving": ["Saving your answers, please wait and keep this window open..."],
-        "completed_before": [
-            "You have already completed this study. Thank you! You cannot take part again.",
-        ],
-        "keys": {"left": CHOICE_KEYS[0], "right": CHOICE_KEYS[1], "continue": CONTINUE_KEY},
+    texts = texts or load_catalogue()
+    screens: dict[str, Any] = {
+        name: texts.paragraphs(f"screens.{name}")
+        for name in ("resume", "survey", "saving", "completed_before")
     }
+    screens["keys"] = {"left": CHOICE_KEYS[0], "right": CHOICE_KEYS[1], "continue": CONTINUE_KEY}
+    return screens
 
 
 def _seconds(milliseconds: int) -> str:

@@ -106,9 +106,11 @@ class StudyService:
         self.storage = storage
         self.stimuli = stimulus_set
         self._salt = salt
-        self.human: HumanStudy = get_human_study(config.paradigm)
+        self.texts = config.catalogue()
+        self.human: HumanStudy = get_human_study(config.paradigm).bind(stimulus_set, self.texts)
         self.desk = TrialDesk(self)
         check_stimuli(stimulus_set, config)
+        self.list_ids = self.human.list_ids(stimulus_set)
 
     @property
     def salt(self) -> str:
@@ -177,6 +179,7 @@ class StudyService:
             403,
             "this study was started in another browser; please continue there "
             "(or contact the researcher)",
+            reason="other_browser",
         )
 
     def start_lab_session(
@@ -224,10 +227,13 @@ class StudyService:
                 stimulus_sha256=self.stimuli.sha256,
                 make_plan=lambda list_id: self.plan(list_id, seed),
                 user_agent=user_agent,
+                list_ids=self.list_ids,
             )
         except ConflictError:
             # Two requests for the same new participant raced; the other one won.
-            raise ApiError(409, "this session is being started in another window") from None
+            raise ApiError(
+                409, "this session is being started in another window", reason="starting_elsewhere"
+            ) from None
         return SessionStart(participant, token, resumed=False)
 
     def completion_code(self, participant: Participant) -> str:
@@ -251,7 +257,10 @@ class StudyService:
         }
         if participant.status not in messages:
             return
-        extra: dict[str, Any] = {"participant_status": participant.status}
+        extra: dict[str, Any] = {
+            "participant_status": participant.status,
+            "reason": participant.status,
+        }
         if participant.status == "completed" and show_code:
             # Only the browser that completed (its token) is told the code again.
             code = self.completion_code(participant)
@@ -274,7 +283,7 @@ class StudyService:
                     "this study was opened in another browser or window; please continue there",
                     reason="taken_over",
                 )
-            raise ApiError(401, "unknown or expired session; reload the page")
+            raise ApiError(401, "unknown or expired session; reload the page", reason="expired")
         return participant
 
     def check_session_stimuli(self, participant: Participant) -> None:

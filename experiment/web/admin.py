@@ -29,7 +29,6 @@ from flask import (
 
 from tracktale.experiment.export import files as export
 from tracktale.experiment.export.summary import task_accuracy
-from tracktale.experiment.study.design import LIST_IDS
 from tracktale.experiment.study.service import StudyService
 from tracktale.experiment.study.validation import ApiError
 from tracktale.experiment.web import auth
@@ -53,7 +52,7 @@ def create_admin(service: StudyService) -> Blueprint:
             "admin.html",
             **_overview(service),
             all_statuses=PARTICIPANT_STATUSES,
-            list_ids=LIST_IDS,
+            list_ids=service.list_ids,
             csrf=session.get("csrf", ""),
         )
 

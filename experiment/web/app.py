@@ -20,11 +20,11 @@ from flask.sessions import SecureCookieSessionInterface
 from werkzeug.exceptions import HTTPException
 
 from tracktale.errors import ConflictError, StorageUnavailable, TracktaleError
-from tracktale.ethics import load_document
-from tracktale.experiment.paradigms import get_human_study
+from tracktale.experiment.paradigms import HumanStudy, get_human_study
 from tracktale.experiment.storage.store import Storage
 from tracktale.experiment.study.config import STUDY_ENV, Secrets, StudyConfig, load_study
-from tracktale.experiment.study.instructions import GENDERS
+from tracktale.experiment.study.instructions import GENDERS, session_screens
+from tracktale.experiment.study.locale import Catalogue
 from tracktale.experiment.study.service import StudyService, load_stimuli
 from tracktale.experiment.study.validation import ApiError
 from tracktale.experiment.web.admin import create_admin
@@ -102,8 +102,8 @@ def create_app(
 
     app.register_blueprint(create_api(service, limiter))
     app.register_blueprint(create_admin(service))
-    _register_pages(app, config)
-    _register_hooks(app)
+    _register_pages(app, service)
+    _register_hooks(app, service)
     return app
 
 
@@ -132,9 +132,10 @@ class _SignedCookieSessions(SecureCookieSessionInterface):
         return cached[1]
 
 
-def _register_pages(app: Flask, config: StudyConfig) -> None:
-    page = page_config(config)
-    scripts = get_human_study(config.paradigm).scripts
+def _register_pages(app: Flask, service: StudyService) -> None:
+    config = service.config
+    page = page_config(config, service.human, service.texts)
+    scripts = service.human.scripts
 
     @app.get("/")
     def participant_page():
@@ -153,7 +154,7 @@ def _register_pages(app: Flask, config: StudyConfig) -> None:
         return {"ok": True, "study_id": config.study_id}
 
 
-def _register_hooks(app: Flask) -> None:
+def _register_hooks(app: Flask, service: StudyService) -> None:
     @app.errorhandler(ApiError)
     def api_error(error: ApiError):
         return error_response(error)
@@ -183,7 +184,9 @@ def _register_hooks(app: Flask) -> None:
             return error_response(
                 ApiError(error.code or 500, error.description or error.name, **extra)
             )
-        return error
+        if request.path.startswith("/admin"):
+            return error  # the researcher's pages: Werkzeug's own (English) error page
+        return error_page(service, error.code or 500)
 
     @app.before_request
     def start_clock():
@@ -204,17 +207,53 @@ def _register_hooks(app: Flask) -> None:
         return response
 
 
-def page_config(config: StudyConfig) -> dict[str, Any]:
-    """What the participant page needs besides the session: texts, timings and codes."""
+PAGE_TEXTS = ("buttons", "page", "errors", "survey", "trial", "feedback")
+"""The catalogue's sections the participant page reads (``texts`` of :func:`page_config`)."""
+
+
+def error_page(service: StudyService, status: int) -> tuple[str, int]:
+    """A participant's error page in the study's language (no such page, too many requests)."""
+    texts = service.texts
+    kind = {404: "not_found", 405: "not_found", 429: "too_many"}.get(status, "other")
+    page = render_template(
+        "error.html",
+        language=service.config.language,
+        direction=service.config.text_direction,
+        title=texts.text("error_page.title"),
+        message=texts.text(f"error_page.{kind}", status=status),
+    )
+    return page, status
+
+
+def page_config(
+    config: StudyConfig, human: HumanStudy | None = None, texts: Catalogue | None = None
+) -> dict[str, Any]:
+    """What the participant page needs besides the session: texts, timings and codes.
+
+    Args:
+        config: The study.
+        human: The paradigm's study as it runs the study's set (default: the unbound one).
+        texts: The participants' catalogue (default: the study's).
+    """
     timing = config.timing
-    human = get_human_study(config.paradigm)
+    human = human or get_human_study(config.paradigm)
+    texts = texts or config.catalogue()
     seconds = {
         "reading_seconds": timing.reading_ms / 1000,
         "response_seconds": timing.response_ms / 1000,
     }
 
     def document(name: str) -> str:
-        return load_document(human.documents[name], config.ethics, seconds).html()
+        return config.document(name, human.documents[name], seconds).html()
+
+    nouns = human.nouns()
+    reading_prompt = human.reading_prompt or texts.text(
+        "trial.reading_prompt", noun=nouns["singular"]
+    )
+    instructions = {
+        **human.instructions(timing.reading_ms, timing.response_ms, "online"),
+        **session_screens(texts),
+    }
 
     return {
         "study_id": config.study_id,
@@ -231,12 +270,18 @@ def page_config(config: StudyConfig) -> dict[str, Any]:
         "consent_html": document("consent"),
         "information_html": document("information"),
         "debrief_html": document("debrief"),
-        "instructions": human.instructions(timing.reading_ms, timing.response_ms, "online"),
+        "instructions": instructions,
         "paradigm": config.paradigm,
         "trial_plugins": dict(human.trial_plugins),
-        "trial_noun": human.trial_noun,
-        "reading_prompt": human.reading_prompt,
+        "trial_noun": nouns["title"],
+        "nouns": nouns,
+        "reading_prompt": reading_prompt,
         "genders": list(GENDERS),
+        "language": config.language,
+        "direction": config.text_direction,
+        "texts": {
+            key: value for section in PAGE_TEXTS for key, value in texts.section(section).items()
+        },
     }
 
 

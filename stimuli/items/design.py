@@ -4,8 +4,9 @@ The design says what each column of the table means (:class:`Columns`), which va
 type column mark test, filler and practice rows (:class:`Types`), the factors with their levels
 and whether each varies within participants and within items (:class:`Factor`), details of the
 table's format (:class:`TableFormat`), how answers are judged (:class:`Scoring`), the model tasks
-(:class:`ModelTasks`), the timing (:class:`Timing`) and the participant-facing texts
-(:class:`Texts`). ``docs/reference/design-yaml.md`` is generated from these declarations
+(:class:`ModelTasks`), the timing (:class:`Timing`), the participant-facing texts
+(:class:`Texts`) and how accurate simulated participants are (:class:`Simulation`).
+``docs/reference/design-yaml.md`` is generated from these declarations
 (:mod:`tracktale.stimuli.items.reference`); a test keeps it current.
 
 :func:`load_design` reads the file and reports every problem on a line of its own naming the
@@ -244,6 +245,44 @@ class Texts(_Section):
     )
 
 
+Probability = Annotated[float, Field(gt=0.0, lt=1.0)]
+DEFAULT_LEVEL_EFFECT = -0.5
+"""Simulated people: log-odds each further level of a factor adds when no effects are given."""
+
+
+class Simulation(_Section):
+    """Simulated participants (`tracktale experiment simulate`): how accurate they are.
+
+    Made-up people for trying the study and the analysis out before anyone takes part; their
+    accuracy follows these numbers, not anything real.
+    """
+
+    accuracy: Probability = Field(
+        default=0.85,
+        description="P(correct) of an average attentive participant on a test item whose "
+        "factors are all at their first level.",
+    )
+    effects: dict[FactorName, dict[Level, float]] | None = Field(
+        default=None,
+        description="Log-odds a factor's level adds to that accuracy (`{movement: {moved: "
+        "-0.8}}`; levels not named add 0). null: each level after a factor's first adds "
+        f"{DEFAULT_LEVEL_EFFECT} more than the one before (a made-up effect for the report to "
+        "find); `{}`: no effects.",
+    )
+    filler_accuracy: Probability = Field(
+        default=0.92, description="P(correct) of an attentive participant on a filler."
+    )
+
+    def level_effects(self, factors: dict[str, Factor]) -> dict[str, dict[str, float]]:
+        """Factor -> level -> log-odds, with the null default spelled out."""
+        if self.effects is not None:
+            return {name: dict(levels) for name, levels in self.effects.items()}
+        return {
+            name: {level: DEFAULT_LEVEL_EFFECT * index for index, level in enumerate(f.levels)}
+            for name, f in factors.items()
+        }
+
+
 class Design(_Section):
     """The whole design file."""
 
@@ -272,6 +311,9 @@ class Design(_Section):
     tasks: ModelTasks = Field(default=ModelTasks(), description="What the models do.")
     timing: Timing = Field(default=Timing(), description="The human study's time limits.")
     texts: Texts = Field(default=Texts(), description="The participant-facing texts.")
+    simulation: Simulation = Field(
+        default=Simulation(), description="How accurate simulated participants are."
+    )
 
     @property
     def resolved_direction(self) -> Literal["ltr", "rtl"]:
@@ -327,6 +369,7 @@ def design_problems(design: Design) -> list[tuple[tuple[str, ...], str]]:
     problems += _template_problems(design)
     problems += _task_problems(design)
     problems += _column_clashes(design)
+    problems += _simulation_problems(design)
     if design.segmenter is not None and design.segmenter not in segmenter_names():
         known = ", ".join(segmenter_names())
         problems.append(
@@ -362,6 +405,21 @@ def _task_problems(design: Design) -> list[tuple[tuple[str, ...], str]]:
         )
     if "explicit" in tasks and not columns.answer:
         problems.append((("tasks", "models"), "explicit needs columns.answer to judge the answer"))
+    return problems
+
+
+def _simulation_problems(design: Design) -> list[tuple[tuple[str, ...], str]]:
+    problems: list[tuple[tuple[str, ...], str]] = []
+    for name, levels in (design.simulation.effects or {}).items():
+        if name not in design.factors:
+            problems.append((("simulation", "effects", name), "is not a factor of the design"))
+            continue
+        for level in levels:
+            if level not in design.factors[name].levels:
+                known = ", ".join(design.factors[name].levels)
+                problems.append(
+                    (("simulation", "effects", name, level), f"is not a level ({known})")
+                )
     return problems
 
 

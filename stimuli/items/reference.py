@@ -53,7 +53,8 @@ def type_text(annotation: Any) -> str:
         return f"mapping of name to {type_text(args[1])}"
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return "section"
-    return {str: "text", int: "integer", bool: "true or false"}.get(annotation, str(annotation))
+    plain = {str: "text", int: "integer", float: "number", bool: "true or false"}
+    return plain.get(annotation, str(annotation))
 
 
 def default_text(value: Any) -> str:

@@ -125,3 +125,29 @@ def test_write_documents_and_the_cli(tmp_path, capsys):
     captured = capsys.readouterr()
     assert exit_info.value.code == 0 and (tmp_path / "out" / "checklist.md").is_file()
     assert "placeholders left" in captured.err
+
+
+@pytest.mark.parametrize("name", ethics.TRANSLATED["nl"])
+def test_the_dutch_documents_are_filled_in_completely(name):
+    document = load_document(name, DETAILS, language="nl")
+    assert document.markdown != load_document(name, DETAILS).markdown
+    assert "Dr Ada Example" in document.markdown or name.endswith("debrief")
+    assert not re.search(r"\{[a-z_]+\}", document.markdown)
+    assert "[" not in document.markdown.replace("- [ ]", "")
+    # A detail the study leaves unset stands there as a Dutch placeholder, not an English one.
+    unset = load_document(name, language="nl-BE").markdown
+    assert "[e-mailadres voor contact]" in unset and "[contact e-mail address]" not in unset
+
+
+def test_the_general_documents_say_how_to_agree_in_each_mode():
+    assert "**I agree**" in load_document("general_consent", DETAILS).markdown
+    assert "**Ik ga akkoord**" in load_document("general_consent", DETAILS, language="nl").markdown
+    lab = load_document("general_lab_consent", DETAILS, language="nl").markdown
+    assert "**J**" in lab and "Prolific" not in lab and "klik" not in lab.lower()
+
+
+def test_a_document_not_written_in_the_language_says_what_to_supply():
+    with pytest.raises(TracktaleError, match=r"'consent' has no 'nl' version \(ethics/nl/consent"):
+        load_document("consent", DETAILS, language="nl")
+    with pytest.raises(TracktaleError, match="the text your ethics board approved"):
+        load_document("general_consent", DETAILS, language="pl")

@@ -114,7 +114,13 @@ def test_the_wheel_ships_the_front_end_manifest_and_our_static_files():
         FRONTEND / "package.json",
         FRONTEND / "package-lock.json",
         root / "default_study.yaml",
+        *root.glob("locales/*.yaml"),
     ]
     assert set(needed) <= shipped
     assert not [p for p in shipped if "node_modules" in p.parts]
-    assert data["package-data"]["tracktale.ethics"] == ["*.md"]
+    ethics = REPO_ROOT / "ethics"
+    documents = [*ethics.glob("*.md"), *ethics.glob("*/*.md"), *ethics.glob("*/*.yaml")]
+    shipped = {
+        p for pattern in data["package-data"]["tracktale.ethics"] for p in ethics.glob(pattern)
+    }
+    assert set(documents) <= shipped

@@ -244,11 +244,41 @@ describe("a participant on the timed-choice screen", () => {
     assert.deepEqual([second.choice, second.rt, second.timed_out], [null, null, true]);
   });
 
-  test("needs exactly two options", () => {
+  test("needs two options or more, and one key for each", () => {
     const window = loadPage();
     const { jsPsych, display } = startJsPsych(window);
     const plugin = new window.jsPsychTimedChoice(jsPsych);
-    const trial = { question: "Q", options: ["one", "two", "three"], keys: ["f", "j"] };
-    assert.throws(() => plugin.trial(display, trial), /exactly two options/);
+    const one = { question: "Q", options: ["one"], keys: ["f"], button_label: "({key})" };
+    assert.throws(() => plugin.trial(display, one), /at least two options/);
+    const trial = { question: "Q", options: ["one", "two", "three"], keys: ["f", "j"], button_label: "({key})" };
+    assert.throws(() => plugin.trial(display, trial), /one key per option/);
+  });
+
+  test("three options are numbered: their keys, labels and the choice recorded", async () => {
+    const window = loadPage();
+    const { jsPsych, display } = startJsPsych(window);
+    const run = jsPsych.run([
+      {
+        type: window.jsPsychTimedChoice,
+        question: "Q",
+        options: ["a", "b", "c"],
+        keys: ["1", "2", "3"],
+        button_label: "Kiezen ({key})",
+        trial_duration: 3000,
+        minimum_ms: 0,
+      },
+    ]);
+    await shown(display, ".tt-option");
+    const buttons = [...display.querySelectorAll(".tt-option button")];
+    assert.deepEqual(
+      buttons.map((b) => b.textContent),
+      ["Kiezen (1)", "Kiezen (2)", "Kiezen (3)"]
+    );
+    assert.equal(display.querySelector(".tt-options-sides"), null);
+    jsPsych.pluginAPI.keyDown("2");
+    jsPsych.pluginAPI.keyUp("2");
+    await run;
+    const [data] = jsPsych.data.get().values();
+    assert.deepEqual([data.choice, data.response, data.input], ["2", "b", "key"]);
   });
 });

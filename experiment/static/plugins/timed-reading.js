@@ -4,7 +4,7 @@
  * The participant ends the screen with `continue_key` or the button; when the time runs out
  * the trial ends by itself with `timed_out: true`. Reading time is measured with
  * performance.now() from the moment the text is on screen. The text is inserted as text
- * (never as HTML).
+ * (never as HTML), in its own direction (`dir="auto"`: a Hebrew text on an English page too).
  */
 /* exported jsPsychTimedReading */
 var jsPsychTimedReading = (function (jspsych) {
@@ -49,6 +49,7 @@ var jsPsychTimedReading = (function (jspsych) {
     trial(display_element, trial) {
       const root = helpers.screenRoot("tt-reading", trial);
       const story = helpers.paragraph("tt-story", trial.text);
+      story.dir = "auto";
       const button = document.createElement("button");
       button.className = "jspsych-btn tt-continue";
       button.type = "button";

@@ -27,6 +27,8 @@ var jsPsychTimedTextResponse = (function (jspsych) {
       },
       /** Shown when ENTER is pressed on an empty box. */
       empty_message: { type: jspsych.ParameterType.STRING, default: "Type a word first." },
+      /** The answer box's name for screen readers. */
+      answer_label: { type: jspsych.ParameterType.STRING, default: "your answer" },
       ...helpers.timedResponseParameters(jspsych.ParameterType, { duration: 15000, maxLength: 40 }),
     },
     data: {
@@ -48,9 +50,11 @@ var jsPsychTimedTextResponse = (function (jspsych) {
       const root = helpers.responseScreen("tt-text-response", trial);
       const line = document.createElement("p");
       line.className = "tt-probe";
+      line.dir = "auto";
       line.append(document.createTextNode(trial.probe + " "));
       const input = helpers.answerBox("tt-answer", trial.max_length);
-      input.setAttribute("aria-label", "your answer");
+      input.dir = "auto";
+      input.setAttribute("aria-label", trial.answer_label);
       line.appendChild(input);
       const message = helpers.hintLine();
       root.appendChild(line);

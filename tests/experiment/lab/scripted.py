@@ -66,7 +66,7 @@ class ScriptedDisplay:
             return self.consent
         return keys[0]
 
-    def read(self, story, limit_s, *, trial, minimum_s):
+    def read(self, story, limit_s, *, trial, minimum_s, **options):
         self.shown.append("reading")
         self.current = trial
         if trial == self.escape_at:
