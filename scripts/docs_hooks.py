@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mkdocs.plugins import event_priority
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import typecheck  # noqa: E402
@@ -20,6 +22,9 @@ import typecheck  # noqa: E402
 TREE = typecheck.REPO / "build" / "docs-package-tree"
 
 
+# Before every plugin's own on_config: mkdocstrings' Python handler keeps only the search paths
+# that exist when it starts, so on a fresh clone (no tree yet) the package was not found.
+@event_priority(100)
 def on_config(config: Any, **_: Any) -> Any:
     """Build the link tree before mkdocstrings reads the package."""
     typecheck.build_tree(TREE)
