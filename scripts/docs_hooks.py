@@ -35,3 +35,35 @@ def on_config(config: Any, **_: Any) -> Any:
         link.unlink()
         shutil.copyfile(target, link)
     return config
+
+
+SCREENSHOTS = typecheck.REPO / "test-artifacts" / "browser"
+GALLERY = "reference/screenshots.md"
+MARKER = "<!-- screenshots -->"
+
+
+def on_files(files: Any, config: Any, **_: Any) -> Any:
+    """Add the browser tests' latest screenshots to the site (never committed, so never stale)."""
+    from mkdocs.structure.files import File
+
+    for shot in sorted(SCREENSHOTS.glob("*.png")):
+        files.append(File.generated(config, f"screenshots/{shot.name}", abs_src_path=str(shot)))
+    return files
+
+
+def on_page_markdown(markdown: str, page: Any, **_: Any) -> str:
+    """Fill the gallery page with whatever screenshots the last browser test run made."""
+    if page.file.src_uri != GALLERY or MARKER not in markdown:
+        return markdown
+    shots = sorted(SCREENSHOTS.glob("*.png"))
+    if not shots:
+        listing = (
+            "*No screenshots in this build: they are made by the browser tests "
+            "(`python -m pytest tests/experiment/test_browser.py`), then `mkdocs build`.*"
+        )
+    else:
+        listing = "\n\n".join(
+            f"### {shot.stem.replace('-', ' ')}\n\n![{shot.stem}](../screenshots/{shot.name})"
+            for shot in shots
+        )
+    return markdown.replace(MARKER, listing)
