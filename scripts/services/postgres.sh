@@ -32,15 +32,23 @@ service_postgres_start() {
     chown postgres "$dir"
     chmod o+x "$(dirname "$dir")"  # let the postgres user reach DIR
   fi
-  for port in $(seq 55432 55499); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
-  done
   _tracktale_pg_as_owner "$bin/initdb" -D "$dir/data" -A trust -U tracktale -E UTF8 \
     --no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; return 1; }
-  # fsync off: a throwaway test cluster trades durability for speed.
-  _tracktale_pg_as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" \
-    start >/dev/null || { cat "$dir/server.log" >&2; return 1; }
+  # A port that answers no connection can still be taken by the time the server binds it
+  # (another checkout's tests start clusters too), so a bind failure moves on to the next one.
+  local started=""
+  for port in $(seq 55432 55499); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue
+    # fsync off: a throwaway test cluster trades durability for speed.
+    if _tracktale_pg_as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" \
+      start >/dev/null; then
+      started=1
+      break
+    fi
+    grep -q "Address already in use" "$dir/server.log" || break
+  done
+  [ -n "$started" ] || { cat "$dir/server.log" >&2; return 1; }
   _tracktale_pg_as_owner "$bin/createdb" -h 127.0.0.1 -p "$port" -U tracktale tracktale_test
   export TRACKTALE_TEST_POSTGRES_URL="postgresql+psycopg://tracktale@127.0.0.1:$port/tracktale_test"
   _TRACKTALE_PG_DIR=$dir
