@@ -152,7 +152,14 @@ def print_study_summary(summary: RunSummary) -> None:
     console = Console(highlight=False, soft_wrap=True)
     cells = summary.tables.get("items_cells")
     if cells is not None:
-        _print_table(console, cells, "Accuracy by cell: people and models (95% intervals)")
+        shown = cells.drop(columns=["interval", "participants"], errors="ignore").copy()
+        shown["accuracy"] = [
+            f"{a:.0%} [{low:.0%}, {high:.0%}]"
+            for a, low, high in zip(
+                shown.pop("accuracy"), shown.pop("ci_low"), shown.pop("ci_high"), strict=True
+            )
+        ]
+        _print_table(console, shown, "Accuracy by cell: people and models [95% interval]")
     mixed = summary.tables.get("items_mixed_model")
     if mixed is not None:
         _print_table(console, mixed, "Mixed model of the people's accuracy (log-odds)")
