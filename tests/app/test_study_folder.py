@@ -250,3 +250,31 @@ def test_serve_study_answers_on_a_free_port(tmp_path):
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+@pytest.mark.slow
+def test_people_and_a_model_side_by_side(tmp_path, monkeypatch):
+    from tests.scripted_scorers import ScriptedScorer
+    from tracktale.models import runner
+
+    monkeypatch.setattr(runner, "check_model", lambda *args, **kwargs: None)
+    monkeypatch.setattr(runner, "load_scorer", lambda model_id, **kwargs: ScriptedScorer(model_id))
+    study = tmp_path / "study"
+    init_study(study)
+    options = StudyRunOptions(
+        study=study,
+        participants=4,
+        models=("scripted/model",),
+        default_model=False,
+        items_per_cell=1,
+    )
+    summary = run_study_job(options, say=lambda line: None)
+    cells = pd.read_csv(summary.report_tables / "items_cells.csv")
+    model = cells[cells["who"] == "scripted/model"]
+    assert set(cells["who"]) == {"people", "scripted/model"}
+    assert set(model["task"]) == {"implicit", "explicit"}
+    assert (model["n"] == 1).all() and len(model) == 2 * 4  # two tasks x four cells
+    # The scripted model always prefers the good continuation, and types "box".
+    assert (model[model["task"] == "implicit"]["accuracy"] == 1).all()
+    by_movement = pd.read_csv(summary.report_tables / "items_by_movement.csv")
+    assert {"people", "scripted/model"} == set(by_movement["who"])
