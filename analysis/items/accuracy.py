@@ -175,7 +175,7 @@ def factor_figure(table: pd.DataFrame, factor: Factor, context: ReportContext) -
     levels = list(dict.fromkeys(table[factor.name]))
     series = list(dict.fromkeys(zip(table["who"], table["task"], strict=True)))
     with styled():
-        figure = new_figure(1, width=max(3.6, 1.2 * len(levels) + 2.4))
+        figure = new_figure(1, width=max(5.4, 1.2 * len(levels) + 4.2))
         ax = figure.axes[0]
         for index, (who, task) in enumerate(series):
             rows = table[(table["who"] == who) & (table["task"] == task)]
@@ -187,7 +187,7 @@ def factor_figure(table: pd.DataFrame, factor: Factor, context: ReportContext) -
         ax.set_xticks(range(len(levels)), levels)
         ax.set_xlabel(factor.name)
         percent_axes(figure, chance=None)
-        ax.legend(fontsize="small", frameon=False)
+        ax.legend(fontsize="small", frameon=False, loc="upper left", bbox_to_anchor=(1.02, 1))
         return save_figure(
             figure,
             context.figures_dir,

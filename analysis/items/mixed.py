@@ -74,7 +74,7 @@ def model_frame(
         {
             "correct": people["correct"].astype(int).to_numpy(),
             "agent": people["agent"].astype(str).to_numpy(),
-            "item": people["item_id"].map(labels_of_items).fillna(people["item_id"]).to_numpy(),
+            "item": [labels_of_items.get(item, item) for item in people["item_id"].astype(str)],
         }
     )
     labels: dict[str, str] = {}
