@@ -17,6 +17,7 @@ import click
 
 import tracktale
 from tracktale.app.pipeline import MAIN_JOB_ITEMS_PER_CELL
+from tracktale.app.study_job import STUDY_PARTICIPANTS
 from tracktale.errors import InputProblems, TracktaleError
 
 STAGE_GROUPS = {
@@ -98,11 +99,19 @@ def cli() -> None:
     help="Seed of the stimuli and of the simulated participants.",
 )
 @click.option(
+    "--study",
+    "study_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run the job on a study folder (tracktale init) instead: import its items, simulate "
+    "people, score the models, write its report into STUDY/output/run-sSEED.",
+)
+@click.option(
     "--participants",
     type=click.IntRange(min=1),
-    default=48,
-    show_default=True,
-    help="Simulated participants run through the study server (the paper had 48).",
+    default=None,
+    help="Simulated participants run through the study server [default: 48, as the paper; "
+    f"{STUDY_PARTICIPANTS} with --study].",
 )
 @click.option(
     "--model",
@@ -123,7 +132,8 @@ def cli() -> None:
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="The run's folder [default: $TRACKTALE_DATA/run-sSEED].",
+    help="The run's folder [default: $TRACKTALE_DATA/run-sSEED; with --study, "
+    "STUDY/output/run-sSEED].",
 )
 @click.option(
     "--no-model",
@@ -134,11 +144,11 @@ def cli() -> None:
 @click.option(
     "--model-items",
     type=click.IntRange(min=1),
-    default=MAIN_JOB_ITEMS_PER_CELL,
-    show_default=True,
+    default=None,
     metavar="N",
     help="Score the models on the first N items of each design cell and template of the "
-    "model protocol (33 groups of 50 items).",
+    f"model protocol (33 groups of 50 items) [default: {MAIN_JOB_ITEMS_PER_CELL}]; with "
+    "--study, on the first N test items of each cell and every filler [default: all].",
 )
 @click.option(
     "--full-protocol",
@@ -148,8 +158,8 @@ def cli() -> None:
 @click.option(
     "--serve",
     is_flag=True,
-    help="Instead: generate the stimuli and serve the real study on SQLite, printing the "
-    "participant link and the admin link.",
+    help="Instead: generate the stimuli (with --study: import the items) and serve the real "
+    "study on SQLite, printing the participant link and the admin link.",
 )
 @click.option(
     "--port", type=int, default=5000, show_default=True, help="Port of the study (--serve)."
@@ -158,12 +168,13 @@ def cli() -> None:
 def run(
     ctx: click.Context,
     seed: int,
-    participants: int,
+    study_dir: Path | None,
+    participants: int | None,
     models: tuple[str, ...],
     revisions: str | None,
     out_dir: Path | None,
     no_model: bool,
-    model_items: int,
+    model_items: int | None,
     full_protocol: bool,
     serve: bool,
     port: int,
@@ -172,10 +183,28 @@ def run(
 
     Generates the default study's stimulus sets, runs simulated participants through the real
     study server, scores the embedded default model (and the --model models) on the same items,
-    fits the paper's statistics and writes every figure and table with one HTML report.
+    fits the paper's statistics and writes every figure and table with one HTML report. With
+    --study, the same for your own study folder (tracktale init writes one).
     """
     from tracktale.app.pipeline import RunOptions, generate_stimuli, print_summary, run_main_job
 
+    if study_dir is not None:
+        if full_protocol:
+            raise click.UsageError("--full-protocol is the paper's protocol; --study scores all")
+        _run_study(
+            ctx,
+            study_dir,
+            seed,
+            participants,
+            models,
+            revisions,
+            out_dir,
+            no_model,
+            model_items,
+            serve,
+            port,
+        )
+        return
     if serve:
         from tracktale.experiment.cli import serve as serve_study
 
@@ -184,14 +213,68 @@ def run(
         return
     options = RunOptions(
         seed=seed,
-        participants=participants,
+        participants=participants or 48,
         models=models,
         revisions=revisions.split(",") if revisions else None,
         out=out_dir,
         default_model=not no_model,
-        items_per_cell=None if full_protocol else model_items,
+        items_per_cell=None if full_protocol else model_items or MAIN_JOB_ITEMS_PER_CELL,
     )
     print_summary(run_main_job(options, say=lambda line: click.echo(f"==> {line}")))
+
+
+def _run_study(
+    ctx: click.Context,
+    study_dir: Path,
+    seed: int,
+    participants: int | None,
+    models: tuple[str, ...],
+    revisions: str | None,
+    out_dir: Path | None,
+    no_model: bool,
+    model_items: int | None,
+    serve: bool,
+    port: int,
+) -> None:
+    """``run --study``: the whole job on a study folder, or (``--serve``) its real study."""
+    from tracktale.app.study_job import StudyRunOptions, print_study_summary, run_study_job
+
+    if serve:
+        from tracktale.experiment.cli import serve as serve_study
+
+        ctx.invoke(serve_study, study_file=study_dir, host="127.0.0.1", port=port, workers=0)
+        return
+    options = StudyRunOptions(
+        study=study_dir,
+        seed=seed,
+        participants=participants or STUDY_PARTICIPANTS,
+        models=models,
+        revisions=revisions.split(",") if revisions else None,
+        default_model=not no_model,
+        items_per_cell=model_items,
+        out=out_dir,
+    )
+    print_study_summary(run_study_job(options, say=lambda line: click.echo(f"==> {line}")))
+
+
+@cli.command()
+@click.argument("study_dir", type=click.Path(file_okay=False, path_type=Path))
+def init(study_dir: Path) -> None:
+    """Write an example study into STUDY_DIR (a new or empty folder).
+
+    The folder gets items.csv (a 2 x 2 design: 8 items, 4 fillers, 2 practice items),
+    design.yaml (what each column means, the factors, tasks, timing, texts; a comment on every
+    key), ethics/ (consent, information and debrief templates, online and lab) and a README.md
+    with the next commands. Edit the table and the design, then: tracktale run --study
+    STUDY_DIR.
+    """
+    from tracktale.experiment.study.folder import init_study
+
+    written = init_study(study_dir)
+    click.echo(f"wrote {len(written)} files into {study_dir}:")
+    for path in written:
+        click.echo(f"  {path.relative_to(study_dir)}")
+    click.echo(f"next: tracktale run --study {study_dir} --no-model")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from tracktale.analysis.report.build import Report
+    from tracktale.experiment.study.config import StudyConfig
     from tracktale.stimulus_set import StimulusSet
 
 SIMULATED_DATABASE = "simulated-study.sqlite"
@@ -126,23 +127,44 @@ def generate_stimuli(seed: int, say: Callable[[str], None]) -> dict[str, Path]:
 def _simulate_participants(
     options: RunOptions, human_dir: Path, say: Callable[[str], None]
 ) -> tuple[str, int]:
-    from tracktale.experiment.simulation.run import simulate_study
-    from tracktale.experiment.study.config import EXPORT_SALT_ENV, load_study
+    from tracktale.experiment.study.config import load_study
 
+    config = dataclasses.replace(load_study(None), stimuli=str(human_dir))
     database = options.folder / SIMULATED_DATABASE
+    return simulate_people(config, database, options.participants, options.seed, say)
+
+
+def simulate_people(
+    config: StudyConfig,
+    database: Path,
+    participants: int,
+    seed: int,
+    say: Callable[[str], None],
+) -> tuple[str, int]:
+    """Run simulated people through the study server on a fresh SQLite file.
+
+    Returns:
+        The database's URL and the number of completed participants.
+
+    Raises:
+        TracktaleError: If a simulated participant failed, or the file holds real sessions.
+    """
+    from tracktale.experiment.simulation.run import simulate_study
+    from tracktale.experiment.study.config import EXPORT_SALT_ENV
+
     _remove_simulated_database(database)
     url = f"sqlite:///{database}"
-    config = dataclasses.replace(load_study(None), database=url, stimuli=str(human_dir))
-    say(f"study: {options.participants} simulated participants through the study server")
+    config = dataclasses.replace(config, database=url)
+    say(f"study: {participants} simulated participants through the study server")
     # The same seed must give the same people, trials and report: one participant at a time
     # (with several at once, which list each gets depends on who arrives first) and a salt
     # fixed by the seed (a fresh one per database would reshuffle every session). Simulated
     # people have no Prolific ids for a salt to protect.
     with (
         _without_environment("DATABASE_URL"),
-        _with_environment(EXPORT_SALT_ENV, f"tracktale-run-simulated-s{options.seed}"),
+        _with_environment(EXPORT_SALT_ENV, f"tracktale-run-simulated-s{seed}"),
     ):
-        report = simulate_study(config, n=options.participants, seed=options.seed, concurrency=1)
+        report = simulate_study(config, n=participants, seed=seed, concurrency=1)
     if report.errors:
         raise TracktaleError(f"simulated participants failed: {report.errors[0]}")
     say(
@@ -217,14 +239,8 @@ def main_job_items(model_set: StimulusSet, per_cell: int | None) -> frozenset[st
 
 def _score_models(options: RunOptions, model_dir: Path, say: Callable[[str], None]) -> Path:
     """Both tasks (and the template manipulation check) on the model protocol, resumable."""
-    from tracktale.models.gguf import DEFAULT_MODEL_ID, canonical_model_id
-    from tracktale.models.reporting import scoring_reporter
-    from tracktale.models.revisions import parse_revisions
-    from tracktale.models.runner import ScoringJob, run_scoring
-    from tracktale.models.tasks import task_names
     from tracktale.stimulus_set import read_stimulus_set
 
-    results = options.folder / "results"
     model_set = read_stimulus_set(model_dir)
     item_ids = main_job_items(model_set, options.items_per_cell)
     scope = (
@@ -233,16 +249,61 @@ def _score_models(options: RunOptions, model_dir: Path, say: Callable[[str], Non
         else f"{len(item_ids)} of {len(model_set)} items (the first {options.items_per_cell} "
         "per cell and template; --full-protocol for all)"
     )
-    revisions = parse_revisions(list(options.revisions) if options.revisions else None)
-    runs: list[tuple[str, list[str | None]]] = (
-        [(DEFAULT_MODEL_ID, [None])] if options.default_model else []
+    results = options.folder / "results"
+    runs = ModelRuns(options.default_model, options.models, options.revisions)
+    score_models(model_set, runs, results, item_ids, scope, say)
+    return results
+
+
+@dataclass(frozen=True)
+class ModelRuns:
+    """Which models a job scores.
+
+    Attributes:
+        default_model: The embedded default model first.
+        models: Further model ids or local paths.
+        revisions: Revisions of every model of ``models`` (``None``: the default branch).
+    """
+
+    default_model: bool = True
+    models: Sequence[str] = ()
+    revisions: Sequence[str] | None = None
+
+
+def score_models(
+    model_set: StimulusSet,
+    runs: ModelRuns,
+    results: Path,
+    item_ids: frozenset[str] | None,
+    scope: str,
+    say: Callable[[str], None],
+) -> None:
+    """Every task of the set's paradigm, for each model of ``runs``, into ``results`` (resumable).
+
+    Args:
+        model_set: The items.
+        runs: The models.
+        results: The results store.
+        item_ids: The items scored (``None``: all).
+        scope: Which items, in words (for ``say``).
+        say: Receives one line per step.
+    """
+    from tracktale.models.gguf import DEFAULT_MODEL_ID, canonical_model_id
+    from tracktale.models.reporting import scoring_reporter
+    from tracktale.models.revisions import parse_revisions
+    from tracktale.models.runner import ScoringJob, run_scoring
+    from tracktale.models.tasks import task_names
+
+    revisions = parse_revisions(list(runs.revisions) if runs.revisions else None)
+    jobs: list[tuple[str, list[str | None]]] = (
+        [(DEFAULT_MODEL_ID, [None])] if runs.default_model else []
     )
-    runs += [
+    jobs += [
         (model_id, revisions)
-        for model_id in dict.fromkeys(map(canonical_model_id, options.models))
-        if not (options.default_model and model_id == DEFAULT_MODEL_ID)
+        for model_id in dict.fromkeys(map(canonical_model_id, runs.models))
+        if not (runs.default_model and model_id == DEFAULT_MODEL_ID)
     ]
-    for model_id, model_revisions in runs:
+    for model_id, model_revisions in jobs:
         say(f"models: scoring {model_id} ({len(model_revisions)} revision(s)) on {scope}")
         job = ScoringJob(
             stimuli=model_set,
@@ -260,7 +321,6 @@ def _score_models(options: RunOptions, model_dir: Path, say: Callable[[str], Non
             f"models: {model_id}: {scored} rows scored, {sum(summary.already.values())} "
             "already in the store"
         )
-    return results
 
 
 def _write_report(options: RunOptions, summary: RunSummary, say: Callable[[str], None]) -> Report:

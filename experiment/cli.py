@@ -14,9 +14,10 @@ from tracktale.experiment.paradigms import human_study_names
 STUDY_OPTION = click.option(
     "--study",
     "study_file",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     default=None,
-    help="Study file (YAML) [default: the default study on the default stimulus set].",
+    help="Study file (YAML), or a study folder (tracktale init) whose items are imported when "
+    "they changed [default: the default study on the default stimulus set].",
 )
 PARADIGM_OPTION = click.option(
     "--paradigm",
@@ -25,6 +26,22 @@ PARADIGM_OPTION = click.option(
     help="Which paradigm's human study [default: the study file's, else narrative]; without "
     "--study, that study's defaults (its study_id, stimuli and time limits).",
 )
+
+
+def load_study_or_folder(study: Path | None, paradigm: str | None = None):
+    """The study of ``--study``: a study file, or a study folder (its items imported if needed).
+
+    Raises:
+        TracktaleError: For a bad file or folder, or a ``--paradigm`` the folder contradicts.
+    """
+    from tracktale.experiment.study.config import load_study
+    from tracktale.experiment.study.folder import PARADIGM, load_folder_study
+
+    if study is None or not study.is_dir():
+        return load_study(study, paradigm)
+    if paradigm not in (None, PARADIGM):
+        raise TracktaleError(f"--paradigm {paradigm} contradicts the study folder {study} (items)")
+    return load_folder_study(study)
 
 
 @click.group()
@@ -65,12 +82,12 @@ def serve(
     study_file: Path | None, paradigm: str | None, host: str, port: int, workers: int
 ) -> None:
     """Serve the study; print the participant link and the admin link."""
-    from tracktale.experiment.study.config import ADMIN_SECRET_ENV, Secrets, load_study
+    from tracktale.experiment.study.config import ADMIN_SECRET_ENV, Secrets
     from tracktale.experiment.web.app import create_app
     from tracktale.experiment.web.frontend import find_node_modules
 
     find_node_modules()  # a page without jsPsych is no study: fail before printing links
-    config = load_study(study_file, paradigm)
+    config = load_study_or_folder(study_file, paradigm)
     secrets = Secrets.from_env()
     if secrets.generated_admin_secret and workers:
         raise TracktaleError(f"set ${ADMIN_SECRET_ENV} to serve with --workers")
@@ -102,7 +119,9 @@ def serve(
         from tracktale.experiment.web.server import run_gunicorn
 
         service.storage.close()
-        run_gunicorn(lambda: create_app(load_study(study_file, paradigm)), host, port, workers)
+        run_gunicorn(
+            lambda: create_app(load_study_or_folder(study_file, paradigm)), host, port, workers
+        )
         return
     from tracktale.experiment.web.server import PrivateRequestHandler, log_crashes
 
@@ -136,10 +155,9 @@ def backup(study_file: Path | None, paradigm: str | None, target: Path | None) -
     import datetime as dt
 
     from tracktale.experiment.storage.database import backup_sqlite, sqlite_path
-    from tracktale.experiment.study.config import load_study
     from tracktale.settings import data_dir
 
-    config = load_study(study_file, paradigm)
+    config = load_study_or_folder(study_file, paradigm)
     database = sqlite_path(config.database_url())
     if database is None:
         raise TracktaleError("the study database is not a SQLite file: back it up with pg_dump")
@@ -189,10 +207,10 @@ def export(
     """Export trials, participants and accuracy (Prolific ids as salted hashes)."""
     from tracktale.experiment.export.files import FORMATS, export_study
     from tracktale.experiment.storage.store import Storage
-    from tracktale.experiment.study.config import Secrets, load_study
+    from tracktale.experiment.study.config import Secrets
     from tracktale.settings import data_dir
 
-    config = load_study(study_file, paradigm)
+    config = load_study_or_folder(study_file, paradigm)
     if database:
         config = config.with_changes(database=database)
     url = config.database_url()
@@ -267,11 +285,11 @@ def simulate(
     pace: float,
 ) -> None:
     """Run simulated participants through the real API (marked as simulated)."""
-    from tracktale.experiment.study.config import ADMIN_SECRET_ENV, load_study
+    from tracktale.experiment.study.config import ADMIN_SECRET_ENV
     from tracktale.experiment.study.service import load_stimuli
     from tracktale.stimulus_set import read_stimulus_set
 
-    config = load_study(study_file, paradigm)
+    config = load_study_or_folder(study_file, paradigm)
     stimuli = read_stimulus_set(stimuli_dir) if stimuli_dir else load_stimuli(config)
     if url:
         from tracktale.experiment.simulation.run import simulate_participants
@@ -363,10 +381,9 @@ def lab(
     """
     from tracktale.experiment.lab.launch import require_psychopy, run_lab
     from tracktale.experiment.paradigms import get_human_study
-    from tracktale.experiment.study.config import load_study
 
     require_psychopy()  # before anything else: one line on how to install it
-    config = load_study(study_file)
+    config = load_study_or_folder(study_file)
     if not get_human_study(config.paradigm).lab:
         from tracktale.experiment.paradigms import human_study_names
 

@@ -1,9 +1,13 @@
 """Report sections of imported item tables (the ``items`` paradigm).
 
-For now one section: each model's accuracy on each judged task, per cell of the factors the
-design declares (test items only), with Wilson intervals over items. People beside the models,
-participant-bootstrap intervals, one figure per factor and the mixed model with the declared
-fixed effects are the report's next step for imported sets.
+Three sections, on the test items only:
+
+- accuracy by the declared factors (:mod:`.accuracy`): people (after the session exclusions,
+  participant-bootstrap intervals) and every model on each judged task side by side, by every
+  cell of the factors and by each factor, with one figure per factor;
+- the mixed model of the people's accuracy with the declared fixed effects (:mod:`.mixed`);
+- each model's accuracy on each judged task per cell, with Wilson intervals over items
+  (:func:`models_section`).
 """
 
 from __future__ import annotations
@@ -15,7 +19,11 @@ if TYPE_CHECKING:
 
     from tracktale.analysis.report.build import ReportContext, SectionResult
 
-SECTIONS = ("tracktale.analysis.items:models_section",)
+SECTIONS = (
+    "tracktale.analysis.items.accuracy:accuracy_section",
+    "tracktale.analysis.items.mixed:mixed_section",
+    "tracktale.analysis.items:models_section",
+)
 """The paradigm's report sections (``module:function``), in page order."""
 
 

@@ -249,8 +249,8 @@ def test_design_problems_name_the_key_line_and_column(example):
         import_table(example / "items.csv", example / "design.yaml")
     path = example / "design.yaml"
     assert caught.value.problems == (
-        f"{path}:20:13: factors.distance.levels: the level 'near' is listed twice",
-        f"{path}:26:22: tasks.models.1: input should be 'implicit', 'explicit' or 'sequence'",
+        f"{path}:22:13: factors.distance.levels: the level 'near' is listed twice",
+        f"{path}:30:22: tasks.models.1: input should be 'implicit', 'explicit' or 'sequence'",
     )
 
 
