@@ -30,8 +30,9 @@ for); ``naive_boundary_in_token`` (a word boundary falls inside a token, e.g. on
 a period and newlines, or a span cut before punctuation: the end-of-word factor cannot be read
 off whole tokens, so the naive sum stands); ``naive_no_distribution`` (the backend gives no
 next-token distribution: API endpoints); ``unscored`` (a token of the word has no score, as
-the first word of a text without a start token; its surprisal is ``None``, never silently
-dropped).
+the first word of a text without a start token, or the word holds no token of its own, its
+characters all in a token that began in the previous word; its surprisal is ``None``, never
+silently dropped).
 """
 
 from __future__ import annotations

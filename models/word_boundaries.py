@@ -7,8 +7,8 @@ starts with ``Ġ``; SentencePiece: Llama 2, Mistral, where it starts with ``▁`
 total probability of the tokens that begin with whitespace. The set is read from the tokenizer
 itself, once: every id is decoded after a fixed letter (decoding an id alone loses the leading
 space of SentencePiece's first piece), and an entry whose decoded text begins with whitespace
-(space, newline, tab, ...) begins a word. Byte-fallback pieces (``<0x0A>``) decode to their byte
-and count alike.
+(as ``str.split`` sees it: space, newline, tab, ...) begins a word. Byte-fallback pieces
+(``<0x0A>``) decode to their byte and count alike.
 
 Words here are whitespace-separated (punctuation stays with its word, as a self-paced reading
 display shows it), so a word ends exactly where the text continues with whitespace or ends. Two
