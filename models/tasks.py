@@ -424,5 +424,9 @@ register_task(
         result=SequenceResult,
         uses=frozenset({"sequence_score"}),
         text_key=lambda item: item.context,
+        # Rows written before the choice existed hold none (naive) and are not refused.
+        settings=lambda options: (
+            {"word_probability": options.word_probability} if options.word_surprisal else {}
+        ),
     )
 )

@@ -292,3 +292,29 @@ def test_the_default_model_matches_the_reference_too(converted_default_model, mo
     # A trained model knows that a word ends: the factor is small for a common word.
     the = next(word for word in words if word.word == "the")
     assert 0 < the.surprisal - the.naive < 1.0
+
+
+def test_the_command_line_stores_the_word_table_and_refuses_to_mix_methods(
+    model_dirs, stimulus_dir, tmp_path, capsys
+):
+    from tests.models.conftest import score_argv
+    from tracktale.app.cli import main
+    from tracktale.models.store import read_results
+
+    def run(*extra):
+        argv = score_argv(stimulus_dir, model_dirs["pythia"], tmp_path / "r", "--task", "sequence")
+        with pytest.raises(SystemExit) as exit_info:
+            main([*argv, "--limit", "2", *extra])
+        return exit_info.value.code, capsys.readouterr().err
+
+    code, err = run()
+    assert code == 0, err
+    frame = read_results(tmp_path / "r")
+    row = frame.iloc[0]
+    assert row["word_probability"] == "corrected" and row["word_start_token"] == "<|endoftext|>"
+    assert list(row["word_methods"]) == ["corrected"] * len(row["words"])
+    assert len(row["word_surprisals_naive"]) == len(row["word_spillover_2"]) == len(row["words"])
+    code, err = run("--word-probability", "naive")
+    assert code != 0 and "word_probability=corrected" in err and "--rescore" in err
+    code, err = run("--word-probability", "summed")
+    assert code != 0 and "summed" in err
