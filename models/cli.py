@@ -7,7 +7,7 @@ transformers and pandas are imported inside the commands only.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 from rich.console import Console
@@ -19,6 +19,7 @@ from tracktale.models.reporting import LogReporter, err_console, quiet_libraries
 from tracktale.models.revisions import PRESET_HELP
 from tracktale.models.tasks import get_task, judged_tasks, task_names
 from tracktale.models.tokens import BOS_POLICIES, PROMPT_FORMATS
+from tracktale.models.word_boundaries import WORD_PROBABILITIES, WordProbability
 from tracktale.settings import data_dir
 
 console = Console(highlight=False, soft_wrap=True)
@@ -188,7 +189,16 @@ def models() -> None:
     "--word-surprisal/--no-word-surprisal",
     default=True,
     show_default=True,
-    help="Sequence task: also store surprisal summed per word.",
+    help="Sequence task: also store per-word surprisal.",
+)
+@click.option(
+    "--word-probability",
+    type=click.Choice(WORD_PROBABILITIES),
+    default="corrected",
+    show_default=True,
+    help="Sequence task: word surprisal with the end-of-word factor, after the model's "
+    "document-start token (corrected), or its tokens' summed surprisal (naive). The naive sums "
+    "are stored either way.",
 )
 @click.option(
     "--roles",
@@ -266,6 +276,7 @@ def score(
     rerun_truncated: bool,
     rerun_max_new_tokens: int | None,
     word_surprisal: bool,
+    word_probability: str,
     roles: str,
     limit: int | None,
     rescore: bool,
@@ -298,6 +309,7 @@ def score(
             prompt_format=prompt_format,
             max_new_tokens=max_new_tokens,
             word_surprisal=word_surprisal,
+            word_probability=cast("WordProbability", word_probability),
             temperature=temperature,
             num_samples=num_samples,
             sampling_seed=sampling_seed,

@@ -28,11 +28,25 @@ import torch
 
 import tracktale
 from tracktale.errors import TracktaleError
-from tracktale.models import gguf, hf_forward, hf_generate, memory, packing, sampling
+from tracktale.models import (
+    gguf,
+    hf_forward,
+    hf_generate,
+    memory,
+    packing,
+    sampling,
+    word_boundaries,
+)
 from tracktale.models.devices import format_max_memory, parse_max_memory
 from tracktale.models.hub import ResolvedModel, resolve_model
 from tracktale.models.packing import Path
-from tracktale.models.tokens import TextEncoder, cut_at_stop, has_chat_template, resolve_bos
+from tracktale.models.tokens import (
+    TextEncoder,
+    cut_at_stop,
+    has_chat_template,
+    resolve_bos,
+    tokenizer_adds_bos,
+)
 from tracktale.scorer import (
     ChoiceRequest,
     Generation,
@@ -172,30 +186,76 @@ class HFScorer(Scorer):
         ]
 
     def sequence_score(self, requests: Sequence[SequenceRequest]) -> list[TokenScores]:
-        """Per-token log-probabilities of whole texts, with each token's character offset."""
-        encoded = [self.encoder.text(r.text) for r in requests]
-        # A text of one token without a BOS has nothing to score.
+        """Per-token log-probabilities of whole texts, with each token's character offset.
+
+        A request with ``word_ends`` is scored after the document start
+        (:func:`~tracktale.models.word_boundaries.document_start`) and gets the probability of a
+        word end at each position, read off the same forward pass.
+        """
+        wants_ends = any(r.word_ends for r in requests)
+        start = self.document_start if wants_ends else None
+        encoded = [
+            self.encoder.text_after(r.text, start) if r.word_ends else self.encoder.text(r.text)
+            for r in requests
+        ]
+        # A text of one token without a start token has nothing to score.
         scorable = [i for i, e in enumerate(encoded) if len(e.ids) > 1]
-        paths = [Path(tuple(encoded[i].ids[:1]), tuple(encoded[i].ids[1:])) for i in scorable]
-        scores: list[list[float]] = [[] for _ in encoded]
-        for index, values in zip(scorable, self._score_paths(paths), strict=True):
-            scores[index] = values
+        paths = []
+        for i in scorable:
+            ids = encoded[i].ids
+            # A placeholder target after the last token makes its position read too: the
+            # word-end probability after the text. Its own log-probability is dropped.
+            extra = (ids[-1],) if requests[i].word_ends else ()
+            paths.append(Path(tuple(ids[:1]), tuple(ids[1:]) + extra))
+        mask = self._word_start_tensor() if wants_ends else None
+        scores: list[tuple[list[float], list[float]]] = [([], []) for _ in encoded]
+        for index, scored in zip(scorable, self._score_paths_ends(paths, mask), strict=True):
+            scores[index] = scored
         results = []
-        for e, values in zip(encoded, scores, strict=True):
-            # Without a BOS the text's first token has no context and is not scored.
-            offsets = tuple(start for start, _ in e.offsets[e.n_unscored :])
-            results.append(self._token_scores(e.ids[1:], values, offsets=offsets))
+        for request, e, (values, ends) in zip(requests, encoded, scores, strict=True):
+            # Without a start token the text's first token has no context and is not scored.
+            offsets = tuple(first for first, _ in e.offsets[e.n_unscored :])
+            scored_ids = e.ids[1:]
+            if not request.word_ends:
+                results.append(self._token_scores(scored_ids, values, offsets=offsets))
+                continue
+            starts = self._word_start_list()
+            results.append(
+                dataclasses.replace(
+                    self._token_scores(scored_ids, values[: len(scored_ids)], offsets=offsets),
+                    word_ends=tuple(ends),
+                    word_starts=tuple(starts[token] for token in scored_ids),
+                    start_token=None if e.n_unscored else self._token_name(e.ids[0]),
+                )
+            )
         return results
+
+    @property
+    def document_start(self) -> int | None:
+        """The token texts are scored after for word surprisal (``None``: none)."""
+        if not hasattr(self, "_document_start"):
+            adds = tokenizer_adds_bos(self.tokenizer)
+            requested = str(self.info.details.get("bos_requested", "auto"))
+            self._document_start = word_boundaries.document_start(self.tokenizer, requested, adds)
+        return self._document_start
+
+    def _word_start_list(self) -> list[bool]:
+        if not hasattr(self, "_word_starts"):
+            size = self.model.config.get_text_config().vocab_size
+            self._word_starts = word_boundaries.word_start_mask(self.tokenizer, size)
+        return self._word_starts
+
+    def _word_start_tensor(self) -> torch.Tensor:
+        return torch.tensor(self._word_start_list(), dtype=torch.bool)
+
+    def _token_name(self, token: int) -> str:
+        return str(self.tokenizer.convert_ids_to_tokens(token))
 
     def _score_paths(self, paths: list[Path], groups: list[int] | None = None) -> list[list[float]]:
         """Log-probabilities of each path's continuation, from packed token trees."""
         if not paths:
             return []
-        window = self.forward.sliding_window
-        share = bool(self.forward.tree_masks) and (
-            window is None or max(len(p.fed) for p in paths) <= window
-        )
-        rows = packing.pack([p.fed for p in paths], groups, budget=self.row_tokens, share=share)
+        rows = self._pack(paths, groups)
         per_row = self._batched(
             [len(row) for row in rows],
             lambda batch: hf_forward.score_rows(self.forward, [rows[i] for i in batch], paths),
@@ -206,6 +266,35 @@ class HFScorer(Scorer):
             for index, scores in row:
                 values[index] = scores
         return values
+
+    def _score_paths_ends(
+        self, paths: list[Path], word_starts: torch.Tensor | None
+    ) -> list[tuple[list[float], list[float]]]:
+        """:meth:`_score_paths` with the word-end log-probability at each read position."""
+        if word_starts is None:
+            return [(values, []) for values in self._score_paths(paths)]
+        if not paths:
+            return []
+        rows = self._pack(paths, None)
+        per_row = self._batched(
+            [len(row) for row in rows],
+            lambda batch: hf_forward.score_rows_with_word_ends(
+                self.forward, [rows[i] for i in batch], paths, word_starts
+            ),
+            kind="scoring",
+        )
+        values: list[tuple[list[float], list[float]]] = [([], []) for _ in paths]
+        for row in per_row:
+            for index, scores, ends in row:
+                values[index] = (scores, ends)
+        return values
+
+    def _pack(self, paths: list[Path], groups: list[int] | None) -> list[packing.Row]:
+        window = self.forward.sliding_window
+        share = bool(self.forward.tree_masks) and (
+            window is None or max(len(p.fed) for p in paths) <= window
+        )
+        return packing.pack([p.fed for p in paths], groups, budget=self.row_tokens, share=share)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
         """Greedy (or sampled) completions; ``messages`` go through the chat template."""

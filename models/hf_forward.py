@@ -108,18 +108,29 @@ class ForwardModel:
         return (head(states) if self.plain_head else states).float().to(self.device)
 
     def logprobs_at(
-        self, states: torch.Tensor, rows: torch.Tensor, targets: torch.Tensor
-    ) -> torch.Tensor:
+        self,
+        states: torch.Tensor,
+        rows: torch.Tensor,
+        targets: torch.Tensor,
+        word_starts: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """``log P(targets[k] | states[rows[k]])``; each state's logits are computed once.
 
         Args:
             states: Hidden states (or logits), ``positions x hidden``.
             rows: For each wanted value, the position it is read at (sorted ascending).
             targets: For each wanted value, the token whose log-probability is wanted.
+            word_starts: A boolean mask over the vocabulary (the tokens that end the word
+                before them, :mod:`tracktale.models.word_boundaries`); with it, also the
+                log-probability that the next token is one of them, at each wanted position.
+
+        Returns:
+            The log-probabilities, and the masked ones (``None`` without a mask).
         """
         vocabulary = self.model.config.get_text_config().vocab_size
         chunk = max(1, HEAD_ELEMENTS // max(1, vocabulary))
         result = torch.empty(len(rows), device=self.device)
+        ends = None if word_starts is None else torch.empty(len(rows), device=self.device)
         starts = torch.arange(0, len(states) + chunk, chunk, device=rows.device)
         bounds = torch.searchsorted(rows, starts)
         for index, start in enumerate(range(0, len(states), chunk)):
@@ -129,8 +140,12 @@ class ForwardModel:
             logits = self.logits(states[start : start + chunk])
             local = rows[first:last] - start
             picked = logits[local, targets[first:last]]
-            result[first:last] = picked - torch.logsumexp(logits, dim=-1)[local]
-        return result
+            normalizer = torch.logsumexp(logits, dim=-1)[local]
+            result[first:last] = picked - normalizer
+            if ends is not None and word_starts is not None:
+                masked = logits[local].masked_fill(~word_starts[: logits.shape[-1]], -torch.inf)
+                ends[first:last] = torch.logsumexp(masked, dim=-1) - normalizer
+        return result, ends
 
 
 def _cache_argument(module: Any) -> str:
@@ -284,7 +299,6 @@ def _mask_for(forward: ForwardModel, sees: torch.Tensor) -> torch.Tensor:
     )
 
 
-@torch.inference_mode()
 def score_rows(
     forward: ForwardModel, rows: Sequence[Row], paths: Sequence[Path]
 ) -> list[list[tuple[int, list[float]]]]:
@@ -297,6 +311,29 @@ def score_rows(
 
     Returns:
         For each row, ``(path index, log P of each continuation token)`` of its paths.
+    """
+    scored = score_rows_with_word_ends(forward, rows, paths, None)
+    return [[(index, values) for index, values, _ in row] for row in scored]
+
+
+@torch.inference_mode()
+def score_rows_with_word_ends(
+    forward: ForwardModel,
+    rows: Sequence[Row],
+    paths: Sequence[Path],
+    word_starts: torch.Tensor | None,
+) -> list[list[tuple[int, list[float], list[float]]]]:
+    """:func:`score_rows`, and before each continuation token the log-probability of a word end.
+
+    Args:
+        forward: The prepared model.
+        rows: Rows from :func:`tracktale.models.packing.pack` over ``paths``.
+        paths: The paths (rows refer to them by index).
+        word_starts: Boolean mask over the vocabulary (``None``: no word ends, empty lists).
+
+    Returns:
+        For each row, ``(path index, log P of each continuation token, log P that the token at
+        that position is in ``word_starts``)`` of its paths.
     """
     ids, positions, mask = tree_inputs(forward, rows)
     states, _ = forward.run(ids, mask, positions, keep_cache=False)
@@ -316,21 +353,28 @@ def score_rows(
     where = torch.tensor(flat)
     unique, inverse = torch.unique(where, sorted=True, return_inverse=True)
     order = torch.argsort(inverse, stable=True)
-    picked = forward.logprobs_at(
+    picked, ends = forward.logprobs_at(
         states.reshape(-1, states.shape[-1])[unique.to(forward.device)],
         inverse[order].to(forward.device),
         torch.tensor(targets)[order].to(forward.device),
+        None if word_starts is None else word_starts.to(forward.device),
     )
-    values = torch.empty(len(flat))
-    values[order] = picked.cpu()
-    values_list = values.tolist()
+    values_list = _unsort(picked, order)
+    ends_list = _unsort(ends, order) if ends is not None else []
     result, cursor = [], 0
     paths_iter = iter(counts)
     for row in rows:
         per_row = []
         for path_index in row.paths:
             count = next(paths_iter)
-            per_row.append((path_index, values_list[cursor : cursor + count]))
+            span = slice(cursor, cursor + count)
+            per_row.append((path_index, values_list[span], ends_list[span]))
             cursor += count
         result.append(per_row)
     return result
+
+
+def _unsort(values: torch.Tensor, order: torch.Tensor) -> list[float]:
+    out = torch.empty(len(values))
+    out[order] = values.cpu()
+    return out.tolist()

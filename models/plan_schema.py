@@ -26,6 +26,7 @@ from tracktale.models.devices import parse_max_memory
 from tracktale.models.registry import backend_names
 from tracktale.models.tasks import task_names
 from tracktale.models.tokens import BOS_POLICIES, PROMPT_FORMATS
+from tracktale.models.word_boundaries import WORD_PROBABILITIES
 from tracktale.schema.records import ROLES
 
 Executor = Literal["local", "slurm", "submitit-local"]
@@ -105,6 +106,7 @@ SCORING: dict[str, Any] = {
     "prompt_format": one_of(PROMPT_FORMATS),
     "max_new_tokens": at_least(1) | None,
     "word_surprisal": bool,
+    "word_probability": one_of(WORD_PROBABILITIES),
     "temperature": at_least(0, kind=float),
     "num_samples": at_least(1),
     "sampling_seed": int,

@@ -322,6 +322,7 @@ SETTINGS_COLUMNS = (
     "temperature",
     "num_samples",
     "rerun_truncated",
+    "word_probability",
 )
 """The stored columns a run compares with its own settings before it resumes."""
 

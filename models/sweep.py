@@ -47,6 +47,7 @@ _OPTION_KEYS = (
     "prompt_format",
     "max_new_tokens",
     "word_surprisal",
+    "word_probability",
     "temperature",
     "num_samples",
     "sampling_seed",

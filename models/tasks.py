@@ -31,8 +31,9 @@ from tracktale.errors import TracktaleError
 from tracktale.item import ChoicePair, Item
 from tracktale.models.explicit import explicit_rows, generation_budget
 from tracktale.models.sampling import check_sampling
-from tracktale.models.surprisal import align_to_words
+from tracktale.models.surprisal import spillover, word_scores
 from tracktale.models.tokens import PROMPT_FORMATS
+from tracktale.models.word_boundaries import WORD_PROBABILITIES, WordProbability
 from tracktale.schema.results import (
     SHARED_RECORDS,
     ExplicitResult,
@@ -74,6 +75,9 @@ class TaskOptions:
         prompt_format: ``auto`` (chat template when the tokenizer has one), ``plain``, ``chat``.
         max_new_tokens: Generation budget; ``None``: the paradigm's default.
         word_surprisal: Add per-word surprisal to sequence rows.
+        word_probability: ``corrected`` (with the end-of-word factor, after the document
+            start; the default) or ``naive`` (summed tokens, the earlier values), see
+            :mod:`tracktale.models.surprisal`. The naive sums are stored either way.
         temperature: Explicit task: 0 decodes greedily; above 0, samples.
         num_samples: Explicit task: outputs per item (sampled decoding); the first is the
             row's ``output``, all are kept in ``sample_outputs``.
@@ -89,6 +93,7 @@ class TaskOptions:
     prompt_format: str = "auto"
     max_new_tokens: int | None = None
     word_surprisal: bool = True
+    word_probability: WordProbability = "corrected"
     temperature: float = 0.0
     num_samples: int = 1
     sampling_seed: int = 0
@@ -100,6 +105,11 @@ class TaskOptions:
         if self.rerun_max_new_tokens is not None and self.rerun_max_new_tokens < 1:
             raise TracktaleError(
                 f"--rerun-max-new-tokens must be at least 1, got {self.rerun_max_new_tokens}"
+            )
+        if self.word_probability not in WORD_PROBABILITIES:
+            raise TracktaleError(
+                f"--word-probability: {self.word_probability!r} is not one of "
+                f"{', '.join(WORD_PROBABILITIES)}"
             )
         if self.prompt_format not in PROMPT_FORMATS:
             raise TracktaleError(
@@ -322,7 +332,8 @@ def _span(name: str, scores: TokenScores) -> dict[str, Any]:
 
 
 def _sequence(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> list[TaskRow]:
-    scored = scorer.sequence_score([SequenceRequest(item.context) for item in items])
+    ends = options.word_surprisal and options.word_probability == "corrected"
+    scored = scorer.sequence_score([SequenceRequest(item.context, ends) for item in items])
     rows = []
     for item, scores in zip(items, scored, strict=True):
         row: dict[str, Any] = {
@@ -335,13 +346,26 @@ def _sequence(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> li
             "chat_template_used": False,
         }
         if options.word_surprisal and scores.offsets:
-            spans = _word_spans(item)
-            words = align_to_words(item.context, scores.offsets, scores.logprobs, spans)
-            row["words"] = [word.word for word in words]
-            row["word_surprisals"] = [word.surprisal for word in words]
-            row["word_n_tokens"] = [word.n_tokens for word in words]
+            row.update(_word_columns(item, scores, options.word_probability))
         rows.append(TaskRow(row))
     return rows
+
+
+def _word_columns(item: Item, scores: TokenScores, probability: WordProbability) -> dict:
+    """The word table of a sequence row: one list per column, one entry per word (or region)."""
+    words = word_scores(item.context, scores, _word_spans(item), probability)
+    surprisals = [word.surprisal for word in words]
+    return {
+        "words": [word.word for word in words],
+        "word_surprisals": surprisals,
+        "word_surprisals_naive": [word.naive for word in words],
+        "word_methods": [word.method for word in words],
+        "word_spillover_1": spillover(surprisals, 1),
+        "word_spillover_2": spillover(surprisals, 2),
+        "word_n_tokens": [word.n_tokens for word in words],
+        "word_probability": probability,
+        "word_start_token": scores.start_token,
+    }
 
 
 def _word_spans(item: Item) -> list[tuple[int, int]] | None:
@@ -400,5 +424,9 @@ register_task(
         result=SequenceResult,
         uses=frozenset({"sequence_score"}),
         text_key=lambda item: item.context,
+        # Rows written before the choice existed hold none (naive) and are not refused.
+        settings=lambda options: (
+            {"word_probability": options.word_probability} if options.word_surprisal else {}
+        ),
     )
 )

@@ -145,6 +145,18 @@ class TextEncoder:
         ids = self._bos + list(encoding["input_ids"])
         return EncodedText(ids, offsets, n_unscored=0 if self.add_bos else 1)
 
+    def text_after(self, text: str, start: int | None) -> EncodedText:
+        """:meth:`text`, after the token ``start`` instead of the policy's BOS (``None``: none).
+
+        Raises:
+            TracktaleError: For an empty text.
+        """
+        encoded = self.text(text)
+        own = encoded.ids[1 - encoded.n_unscored :]
+        if start is None:
+            return EncodedText(own, encoded.offsets, n_unscored=1)
+        return EncodedText([start, *own], encoded.offsets, n_unscored=0)
+
     def prompt(self, prompt: str | None, messages: Any, use_chat: bool) -> list[int]:
         """Encode a generation prompt: chat turns through the template, or plain text."""
         if use_chat:

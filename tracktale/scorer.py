@@ -41,9 +41,19 @@ class ChoiceRequest:
 
 @dataclass(frozen=True, slots=True)
 class SequenceRequest:
-    """A whole text whose tokens are all scored (the first against the BOS, if any)."""
+    """A whole text whose tokens are all scored (the first against the BOS, if any).
+
+    Attributes:
+        text: The text.
+        word_ends: Also give, before each token and after the last, the log-probability that
+            the next token ends the word before it (:attr:`TokenScores.word_ends`), with the
+            text scored after the model's document-start token instead of the BOS policy's
+            (:mod:`tracktale.models.word_boundaries`). A backend without the next-token
+            distribution leaves them empty.
+    """
 
     text: str
+    word_ends: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +93,13 @@ class TokenScores:
         ids: The tokens' ids in the model's vocabulary; empty where the backend has none.
         boundary_merged: For a continuation: the tokenizer merged characters across the
             prefix/continuation boundary, so the continuation was tokenized on its own.
+        word_ends: For a sequence asked with ``word_ends``: ``log P(the next token ends the
+            word | everything before)`` before each scored token and after the last (one more
+            than ``logprobs``); empty where not asked or not available.
+        word_starts: With ``word_ends``: whether each scored token ends the word before it
+            (begins with whitespace, or is an end-of-text token).
+        start_token: With ``word_ends``: the token the text was scored after (its first token
+            is then scored); ``None``: no start token, the first token is not scored.
     """
 
     tokens: tuple[str, ...]
@@ -90,6 +107,9 @@ class TokenScores:
     offsets: tuple[int, ...] = ()
     ids: tuple[int, ...] = ()
     boundary_merged: bool = False
+    word_ends: tuple[float, ...] = ()
+    word_starts: tuple[bool, ...] = ()
+    start_token: str | None = None
 
     @property
     def n_tokens(self) -> int:

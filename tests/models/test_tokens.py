@@ -106,8 +106,13 @@ def test_sequence_rows_align_surprisal_to_the_story_words(model_dirs, stimulus_s
     item = stimulus_set.items[4]
     row = score_items(scorer, [item], "sequence", stimulus_sha256="x")[0].scores
     assert row["words"] == item.context.split()
-    assert sum(row["word_surprisals"]) == pytest.approx(-row["logprob"], rel=1e-6)
+    assert sum(row["word_surprisals_naive"]) == pytest.approx(-row["logprob"], rel=1e-6)
     assert sum(row["word_n_tokens"]) == row["n_tokens"]
+    # The end-of-word factors telescope: corrected minus naive is -log P(the text ends there).
+    assert set(row["word_methods"]) == {"corrected"} and row["word_probability"] == "corrected"
+    assert sum(row["word_surprisals"]) - sum(row["word_surprisals_naive"]) > 0
+    assert row["word_spillover_1"] == [None, *row["word_surprisals"][:-1]]
+    assert row["word_spillover_2"] == [None, None, *row["word_surprisals"][:-2]]
     row = score_items(
         scorer, [item], "sequence", stimulus_sha256="x", options=TaskOptions(word_surprisal=False)
     )[0].scores

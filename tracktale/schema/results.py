@@ -247,10 +247,20 @@ class SequenceResult(TaskResult):
         tokens: The tokens as strings.
         logprobs: Their log-probabilities.
         token_offsets: Each token's character offset in the text.
-        words: The text's words (with word surprisal and offsets).
-        word_surprisals: Each word's surprisal (its tokens' negative log-probabilities;
-            ``None`` for a word with a token that was not scored).
+        words: The text's words, or its regions where the items give them (the word table's
+            rows; every ``word_*`` list has one entry per word).
+        word_surprisals: Each word's surprisal by ``word_probability`` (``None`` for a word
+            with a token that was not scored), see :mod:`tracktale.models.surprisal`.
+        word_surprisals_naive: Each word's tokens' summed negative log-probabilities.
+        word_methods: How each word's surprisal was computed (``corrected``, ``naive``,
+            ``naive_boundary_in_token``, ``naive_no_distribution``, ``unscored``).
+        word_spillover_1: The previous word's surprisal (``None`` for the first word).
+        word_spillover_2: The surprisal two words back (``None`` for the first two).
         word_n_tokens: Each word's tokens' count.
+        word_probability: The method asked for: ``corrected`` or ``naive``; ``None`` in rows
+            written before it existed (naive).
+        word_start_token: The token the text was scored after for corrected surprisal
+            (``<|endoftext|>``, ``<s>``); ``None``: none (the first word is then unscored).
     """
 
     logprob: Annotated[LogProb, CARRIED]
@@ -261,7 +271,13 @@ class SequenceResult(TaskResult):
     token_offsets: list[int]
     words: list[str] | None = None
     word_surprisals: list[LogProb | None] | None = None
+    word_surprisals_naive: list[LogProb | None] | None = None
+    word_methods: list[str] | None = None
+    word_spillover_1: list[LogProb | None] | None = None
+    word_spillover_2: list[LogProb | None] | None = None
     word_n_tokens: list[int] | None = None
+    word_probability: str | None = None
+    word_start_token: str | None = None
 
 
 @dataclass(frozen=True)
