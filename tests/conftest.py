@@ -1,4 +1,13 @@
-"""Fixtures shared by every stage's tests."""
+"""Fixtures shared by every stage's tests, and the fast lane's selection.
+
+Every test that needs none of the heavy things below is marked ``fast`` at collection, so
+``pytest -m fast`` (what ``bash scripts/test.sh --fast`` runs) needs no browser, model
+weights, completions engine, R, PostgreSQL, SLURM or virtual screen. A test is heavy when it
+carries one of the markers of :data:`HEAVY_MARKERS` (``slow`` included), or when it uses,
+directly or through another fixture, a fixture of :data:`HEAVY_FIXTURES`, or a fixture
+parametrized with a value of :data:`HEAVY_PARAMS`. Nobody marks a test ``fast`` by hand:
+a new test that uses the ``browser`` fixture leaves the fast lane by itself.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +19,18 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
+
+HEAVY_MARKERS = ("slow", "browser", "real_model", "engine", "r", "postgres", "slurm", "display")
+"""Markers that keep a test out of the fast lane (registered in pyproject.toml)."""
+HEAVY_FIXTURES = {
+    "browser": "browser",  # Chromium through Playwright (tests/experiment/test_browser.py)
+    "converted_default_model": "real_model",  # the default model's weights (tests/models)
+    "lme4": "r",  # R with lme4 (below)
+    "virtual_screen": "display",  # PsychoPy on Xvfb (tests/experiment/lab/test_window.py)
+}
+"""Fixture name -> the marker a test that uses it gets."""
+HEAVY_PARAMS = {"postgresql": "postgres"}
+"""Fixture parameter -> the marker (``open_storage``'s backends: sqlite stays fast)."""
 
 
 def require(available: bool, reason: str) -> None:
@@ -52,3 +73,40 @@ def model_set():
 def _isolated_data_dir(tmp_path, monkeypatch):
     # No test writes into the developer's ./tracktale-data.
     monkeypatch.setenv("TRACKTALE_DATA", str(tmp_path / "tracktale-data"))
+
+
+@pytest.fixture
+def lme4() -> None:
+    """R with lme4: skips the test without it (fails it under ``scripts/test.sh``).
+
+    A test that asks for this fixture is marked ``r`` and so leaves the fast lane.
+    """
+    from tracktale.analysis.stats.lme4 import lme4_available
+
+    require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
+
+
+def heavy_markers(item: pytest.Item) -> set[str]:
+    """The heavy markers a collected test carries, its own and those its fixtures imply."""
+    found = {name for name in HEAVY_MARKERS if item.get_closest_marker(name) is not None}
+    for fixture in getattr(item, "fixturenames", ()):
+        if fixture in HEAVY_FIXTURES:
+            found.add(HEAVY_FIXTURES[fixture])
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None:
+        for value in callspec.params.values():
+            if isinstance(value, str) and value in HEAVY_PARAMS:
+                found.add(HEAVY_PARAMS[value])
+    return found
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # tryfirst: the markers must be on the items before ``-m`` deselects by them.
+    for item in items:
+        implied = heavy_markers(item)
+        for name in implied:
+            if item.get_closest_marker(name) is None:
+                item.add_marker(name)
+        if not implied:
+            item.add_marker("fast")

@@ -4,7 +4,6 @@ import pandas as pd
 import pytest
 
 from tests.app.test_cli import run
-from tests.conftest import require
 from tracktale.analysis.data.tidy import select
 from tracktale.analysis.report import build as report_module
 from tracktale.analysis.report.build import ReportOptions, SectionResult, build_report, run_sections
@@ -289,10 +288,7 @@ def test_without_r_the_report_leads_with_the_two_way_glm_and_says_so(
     assert status == 1 and "--inference glmer needs glmer" in err
 
 
-def test_with_r_the_report_shows_lrts_random_effects_and_contrasts(inputs, tmp_path, capsys):
-    from tracktale.analysis.stats.lme4 import lme4_available
-
-    require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
+def test_with_r_the_report_shows_lrts_random_effects_and_contrasts(inputs, tmp_path, capsys, lme4):
     out = tmp_path / "report"
     status, _, err = run(_human_argv(inputs, inputs / "export", out), capsys)
     assert status == 0 and "not installed" not in err
