@@ -11,8 +11,10 @@ a new test that uses the ``browser`` fixture leaves the fast lane by itself.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -110,3 +112,39 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(name)
         if not implied:
             item.add_marker("fast")
+
+
+SMALL_RESAMPLES = 199
+"""Participant-bootstrap resamples of a small report (the default: 9,999)."""
+SMALL_PERMUTATIONS = "99"
+"""``--permutations`` of a small report (the default: 9,999)."""
+
+
+@contextlib.contextmanager
+def small_report() -> Iterator[None]:
+    """Reports built inside write PNG figures only and resample participants 199 times.
+
+    A report with the defaults (every figure as PNG, PDF and SVG, 9,999 BCa resamples per
+    interval, 9,999 permutations) takes a minute or more on two cores, most of it in writing
+    PDF and SVG files; a test about what the page says needs none of that. Pass
+    ``--permutations`` :data:`SMALL_PERMUTATIONS` (or ``ReportOptions(permutations=99)``) as
+    well. The defaults themselves are tested where they matter: the three formats in
+    tests/analysis/test_figures.py and test_report.py's section test, the bootstrap in
+    test_stats_and_catalog.py, the permutation tests in test_permutation.py.
+    """
+    from tracktale.analysis.boxes import figures as boxes_figures
+    from tracktale.analysis.report import style
+    from tracktale.analysis.stats import proportions
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(style, "FORMATS", ("png",))
+        patch.setattr(boxes_figures, "FORMATS", ("png",))
+        patch.setattr(proportions, "BOOTSTRAP_RESAMPLES", SMALL_RESAMPLES)
+        yield
+
+
+@pytest.fixture
+def small_reports() -> Iterator[None]:
+    """:func:`small_report` for the whole test."""
+    with small_report():
+        yield

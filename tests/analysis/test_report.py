@@ -5,8 +5,8 @@ import re
 import pandas as pd
 import pytest
 
-from tests.analysis.conftest import SMALL_PERMUTATIONS, small_report
 from tests.app.test_cli import run
+from tests.conftest import SMALL_PERMUTATIONS, small_report
 from tracktale.analysis.data.tidy import select
 from tracktale.analysis.report import build as report_module
 from tracktale.analysis.report.build import ReportOptions, SectionResult, build_report, run_sections
