@@ -64,3 +64,21 @@ def test_the_fast_lane_runs_ruff_and_the_fast_tests_and_the_full_run_lists_the_s
     assert "python -m pytest --durations=25" in full
     ci = (REPO_ROOT / ".ci" / "run").read_text()
     assert "exec bash scripts/test.sh\n" in ci  # CI runs the full lane
+
+
+def test_a_small_report_writes_png_figures_and_fewer_resamples_then_restores_the_defaults(
+    tmp_path,
+):
+    from tests.conftest import SMALL_RESAMPLES, small_report
+    from tracktale.analysis.report.style import new_figure, save_figure, styled
+    from tracktale.analysis.stats import proportions
+
+    with small_report(), styled():
+        small = save_figure(new_figure(1), tmp_path / "small", "curve", "A curve")
+        assert proportions.BOOTSTRAP_RESAMPLES == SMALL_RESAMPLES
+    assert sorted(p.name for p in (tmp_path / "small").iterdir()) == ["curve.png"]
+    assert list(small.paths) == ["png"]
+    with styled():
+        full = save_figure(new_figure(1), tmp_path / "full", "curve", "A curve")
+    assert list(full.paths) == ["png", "pdf", "svg"]
+    assert proportions.BOOTSTRAP_RESAMPLES == 9999
