@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
 SIMULATED_DATABASE = "simulated-study.sqlite"
 MAIN_JOB_ITEMS_PER_CELL = 3
-"""Items per design cell and template the main job scores by default: the first five of each
-of the model protocol's 33 (cell, template) groups, 165 of its 1,650 items, so the main job
+"""Items per design cell and template the main job scores by default: the first three of each
+of the model protocol's 33 (cell, template) groups, 99 of its 1,650 items, so the main job
 with the default model stays within a few minutes on two CPU cores."""
 
 

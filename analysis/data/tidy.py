@@ -1,10 +1,11 @@
 """Loading human trials, model results and stimulus sets into one tidy trial table.
 
 There is one loader per kind of input, and each is the single place to extend when a producer
-offers a new format: :func:`load_human_trials` (study exports today, the study database later),
-:func:`load_model_results` (a table today, the results store's ``read_results`` when given its
-folder). :func:`build_trial_table` joins both to the stimulus sets on ``item_id``: every design
-factor comes from the items (``condition`` and ``meta``), never from the trial rows.
+offers a new format: :func:`load_human_trials` (the study's export folder or its database
+URL, SQLite or PostgreSQL, read in one snapshot), :func:`load_model_results` (a table, or the
+results store's folder through ``read_results``). :func:`build_trial_table` joins both to the
+stimulus sets on ``item_id``: every design factor comes from the items (``condition`` and
+``meta``), never from the trial rows.
 """
 
 from __future__ import annotations

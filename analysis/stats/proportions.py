@@ -76,7 +76,7 @@ def clustered_accuracy_interval(
     clusters: Sequence[Any] | Any,
     *,
     level: float = 0.95,
-    resamples: int = BOOTSTRAP_RESAMPLES,
+    resamples: int | None = None,
     seed: int = 0,
 ) -> tuple[float, float, float, str]:
     """Pooled accuracy with an interval that resamples clusters (participants).
@@ -90,7 +90,8 @@ def clustered_accuracy_interval(
         correct: 0/1 outcomes, one per trial (missing values are dropped).
         clusters: The cluster (participant) of each trial.
         level: Coverage.
-        resamples: Bootstrap resamples.
+        resamples: Bootstrap resamples (``None``: :data:`BOOTSTRAP_RESAMPLES`, read at each
+            call, so the report's tests can lower it for the whole report).
         seed: Seed of the bootstrap.
 
     Returns:
@@ -119,7 +120,7 @@ def clustered_accuracy_interval(
         lambda a, b, axis=-1: a.sum(axis=axis) / b.sum(axis=axis),
         paired=True,
         vectorized=True,
-        n_resamples=resamples,
+        n_resamples=BOOTSTRAP_RESAMPLES if resamples is None else resamples,
         confidence_level=level,
         method="BCa",
         random_state=np.random.default_rng(seed),

@@ -78,7 +78,7 @@ def test_each_protocol_makes_its_table(protocol, tmp_path):
     assert all(" / " in cell for cell in cells if isinstance(cell, str) and cell)
 
 
-def test_probing_makes_figure_2_and_figure_4(tmp_path):
+def test_probing_makes_figure_2_and_figure_4(tmp_path, small_reports):
     stimulus_set = protocol_set("probing")
     paths = boxes_section(_results(stimulus_set, _mostly_right), stimulus_set, tmp_path, n_boot=50)
     names = {path.name for path in paths}

@@ -73,7 +73,7 @@ def _never_scored(monkeypatch):
     monkeypatch.setattr(BoxesParadigm, "score_response", refuse)
 
 
-def test_the_default_rules_read_the_stored_judgement(stored, monkeypatch, tmp_path):
+def test_the_default_rules_read_the_stored_judgement(stored, monkeypatch, tmp_path, small_reports):
     stimulus_set = probing_set()
     before = scored_items(stored[OUTPUT_ONLY], stimulus_set)  # every output scored
     before_files = boxes_outputs(stored[OUTPUT_ONLY], stimulus_set, tmp_path / "before", n_boot=50)

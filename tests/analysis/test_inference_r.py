@@ -21,6 +21,8 @@ from tracktale.analysis.stats.lme4 import rscript_path
 from tracktale.analysis.stats.mixed import mixed_frame
 from tracktale.analysis.stats.mixed_analysis import fit_mixed_models
 
+pytestmark = pytest.mark.r  # every test here runs R (the fast lane leaves them out)
+
 
 @functools.cache
 def _r_has(*packages: str) -> bool:

@@ -1,10 +1,9 @@
 import numpy as np
 import pytest
 
-from tests.conftest import require
 from tracktale.analysis.power.simulate import SimulationParams, human_design, simulate_outcomes
 from tracktale.analysis.stats.glm import task_coding_note
-from tracktale.analysis.stats.lme4 import fit_glmer, lme4_available
+from tracktale.analysis.stats.lme4 import fit_glmer
 from tracktale.analysis.stats.mixed import fit_mixed, mixed_frame
 from tracktale.analysis.stats.mixed_analysis import fit_mixed_models
 from tracktale.errors import TracktaleError
@@ -48,8 +47,7 @@ def test_lme4_asked_for_without_r_says_how_to_get_it(trials, monkeypatch):
         fit_mixed(trials, engine="lme4")
 
 
-def test_lme4_bridge_agrees_with_statsmodels(trials):
-    require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
+def test_lme4_bridge_agrees_with_statsmodels(trials, lme4):
     lme4 = fit_mixed(trials, engine="lme4")
     bayes = fit_mixed(trials, engine="statsmodels")
     assert lme4.engine == "lme4" and "glmer" in lme4.notes[0]
@@ -61,8 +59,7 @@ def test_lme4_bridge_agrees_with_statsmodels(trials):
     assert 0.4 < sds["agent"] < 1.3
 
 
-def test_lme4_errors_come_back_as_one_line(trials):
-    require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
+def test_lme4_errors_come_back_as_one_line(trials, lme4):
     frame = mixed_frame(trials, None)
     with pytest.raises(TracktaleError, match="glmer failed for .*nosuchcolumn"):
         fit_glmer(frame, "correct ~ nosuchcolumn + (1 | agent)")
@@ -90,8 +87,7 @@ def test_the_variational_fallback_is_marked_approximate(trials):
     assert set(analysis.icc["grouping"]) == {"agent", "item_id"}
 
 
-def test_lme4_fits_both_models_with_components_lrts_and_warnings(trials):
-    require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
+def test_lme4_fits_both_models_with_components_lrts_and_warnings(trials, lme4):
     analysis = fit_mixed_models(trials, engine="lme4", slopes=True, task_coding="treatment")
     assert set(analysis.fits) == {"model 1", "model 2", "model 1, no slopes"}
     model1 = analysis.fits["model 1"]
@@ -108,8 +104,7 @@ def test_lme4_fits_both_models_with_components_lrts_and_warnings(trials):
             assert any(name in w and "singular" in w for w in analysis.warnings)
 
 
-def test_glmer_batch_fits_equal_single_fits(trials):
-    require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
+def test_glmer_batch_fits_equal_single_fits(trials, lme4):
     import pandas as pd
 
     from tracktale.analysis.stats.glmer_batch import fit_batch

@@ -53,8 +53,7 @@ def test_power_by_the_two_way_glm_is_lower_than_by_the_papers_glm(human_set):
     assert tables["glm"]["method"] == "glm" and tables["glm-2way"]["method"] == "glm-2way"
 
 
-def test_power_by_glmer_runs_in_parallel_r_processes(human_set):
-    require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
+def test_power_by_glmer_runs_in_parallel_r_processes(human_set, lme4):
     estimates, progress = [], []
     settings = PowerSettings(sizes=(10, 14), simulations=2, seed=4, method="glmer", workers=2)
     table = simulate_power(
@@ -72,7 +71,7 @@ def test_power_by_glmer_runs_in_parallel_r_processes(human_set):
     assert table["mean_estimate"].mean() == pytest.approx(-0.8, abs=0.5)
 
 
-@pytest.mark.parametrize("method", ["glm", "glm-2way", "glmer"])
+@pytest.mark.parametrize("method", ["glm", "glm-2way", pytest.param("glmer", marks=pytest.mark.r)])
 def test_power_command_runs_with_each_method(tmp_path, capsys, method):
     if method == "glmer":
         require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")

@@ -1,13 +1,16 @@
+import contextlib
+import io
 import re
 
 import pandas as pd
 import pytest
 
 from tests.app.test_cli import run
-from tests.conftest import require
+from tests.conftest import SMALL_PERMUTATIONS, small_report
 from tracktale.analysis.data.tidy import select
 from tracktale.analysis.report import build as report_module
 from tracktale.analysis.report.build import ReportOptions, SectionResult, build_report, run_sections
+from tracktale.app.cli import main
 from tracktale.stimulus_set import write_stimulus_set
 
 
@@ -35,9 +38,29 @@ def _argv(inputs, out, *extra):
     ]  # fmt: skip
 
 
-def test_the_report_from_simulated_people_and_a_results_file(inputs, tmp_path, capsys):
-    out = tmp_path / "report"
-    status, stdout, err = run(_argv(inputs, out, "--engine", "statsmodels"), capsys)
+@pytest.fixture(scope="module")
+def report(inputs, tmp_path_factory):
+    """The report of the simulated people and the results file, built once for the module.
+
+    Small (:func:`~tests.analysis.conftest.small_report`: PNG figures, 199 resamples, 99
+    permutations); the statsmodels engine asked for by name. Returns the exit status, stdout,
+    stderr and the output folder.
+    """
+    out = tmp_path_factory.mktemp("report") / "report"
+    argv = _argv(inputs, out, "--engine", "statsmodels", "--permutations", SMALL_PERMUTATIONS)
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with (
+        small_report(),
+        contextlib.redirect_stdout(stdout),
+        contextlib.redirect_stderr(stderr),
+        pytest.raises(SystemExit) as exit_info,
+    ):
+        main(argv)
+    return exit_info.value.code, stdout.getvalue(), stderr.getvalue(), out
+
+
+def test_the_report_from_simulated_people_and_a_results_file(report):
+    status, stdout, err, out = report
     assert status == 0 and "report:" in stdout
     # The variational Bayes engine is said loudly on the CLI (here asked for by name).
     assert "warning: --engine statsmodels: the mixed models are statsmodels' variational" in err
@@ -59,7 +82,8 @@ def test_the_report_from_simulated_people_and_a_results_file(inputs, tmp_path, c
     figures = {p.name for p in (out / "figures").iterdir()}
     for name in ("fig3_humans_vs_reference", "fig4_scaling", "fig5_instruction_tuning",
                  "fig6_templates", "fig7_olmo_instruct_explicit"):  # fmt: skip
-        assert {f"{name}.png", f"{name}.pdf", f"{name}.svg"} <= figures
+        # PNG only in a small report; PDF and SVG beside it: test_figures.py.
+        assert f"{name}.png" in figures
     tables = {p.name for p in (out / "tables").iterdir()}
     assert {"glm_complexity.csv", "glm_recency.tex", "exclusions_summary.csv"} <= tables
     assert {"glm2way_complexity.csv", "inference_model1.csv", "task_contrasts.csv"} <= tables
@@ -83,7 +107,7 @@ def test_the_old_recency_permutations_flag_is_the_permutations_option(inputs, tm
     assert status == 2 and "Invalid value for '--permutations' / '--recency-permutations'" in err
 
 
-def test_a_report_of_models_alone(inputs, tmp_path):
+def test_a_report_of_models_alone(inputs, tmp_path, small_reports):
     result = build_report(
         stimuli=[inputs / "model-set"],
         models=inputs / "results.parquet",
@@ -273,11 +297,12 @@ def _human_argv(inputs, human, out, *extra):
 
 
 def test_without_r_the_report_leads_with_the_two_way_glm_and_says_so(
-    inputs, tmp_path, capsys, monkeypatch
+    inputs, tmp_path, capsys, monkeypatch, small_reports
 ):
     monkeypatch.setenv("TRACKTALE_RSCRIPT", str(tmp_path / "no-such-Rscript"))
     out = tmp_path / "report"
-    status, _, err = run(_human_argv(inputs, inputs / "export", out), capsys)
+    argv = _human_argv(inputs, inputs / "export", out, "--permutations", SMALL_PERMUTATIONS)
+    status, _, err = run(argv, capsys)
     assert status == 0
     assert "warning: R with lme4 is not installed" in err and "marked approximate" in err
     page = (out / "report.html").read_text()
@@ -289,10 +314,7 @@ def test_without_r_the_report_leads_with_the_two_way_glm_and_says_so(
     assert status == 1 and "--inference glmer needs glmer" in err
 
 
-def test_with_r_the_report_shows_lrts_random_effects_and_contrasts(inputs, tmp_path, capsys):
-    from tracktale.analysis.stats.lme4 import lme4_available
-
-    require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
+def test_with_r_the_report_shows_lrts_random_effects_and_contrasts(inputs, tmp_path, capsys, lme4):
     out = tmp_path / "report"
     status, _, err = run(_human_argv(inputs, inputs / "export", out), capsys)
     assert status == 0 and "not installed" not in err

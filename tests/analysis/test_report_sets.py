@@ -49,7 +49,7 @@ def _report(store, out, names, capsys, *extra):
     return run(argv, capsys)
 
 
-def test_every_set_gets_its_own_folder(store, tmp_path, capsys):
+def test_every_set_gets_its_own_folder(store, tmp_path, capsys, small_reports):
     out = tmp_path / "report"
     status, _, err = _report(store, out, list(_sets()), capsys)
     assert status == 0, err
@@ -113,7 +113,7 @@ def _captioned_in_reading_order(page, out):
         assert positions == sorted(positions), ordered
 
 
-def test_rows_of_sets_not_named_are_left_aside_with_a_count(store, tmp_path, capsys):
+def test_rows_of_sets_not_named_are_left_aside_with_a_count(store, tmp_path, capsys, small_reports):
     out = tmp_path / "report"
     options = ["--arithmetic-reference", "ieee", "--boxes-unparsed", "whole-step"]
     status, _, err = _report(store, out, ["boxes-compressed", "arith"], capsys, *options)

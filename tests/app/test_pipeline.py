@@ -5,6 +5,7 @@ from collections import Counter
 
 import pytest
 
+from tests.conftest import small_report
 from tracktale.app.pipeline import (
     MAIN_JOB_ITEMS_PER_CELL,
     SIMULATED_DATABASE,
@@ -25,9 +26,11 @@ def first_run(tmp_path_factory):
     os.environ["DATABASE_URL"] = f"sqlite:///{folder / 'real-study.sqlite'}"
     try:
         lines = []
-        summary = run_main_job(
-            RunOptions(participants=3, out=folder / "run", default_model=False), say=lines.append
-        )
+        with small_report():  # PNG figures, 199 resamples: the report's contents are tested
+            summary = run_main_job(
+                RunOptions(participants=3, out=folder / "run", default_model=False),
+                say=lines.append,
+            )
     finally:
         os.environ.pop("DATABASE_URL")
         if saved is not None:
@@ -60,7 +63,9 @@ def _stored_trials(database) -> list[tuple]:
         return db.execute(f"select {', '.join(kept)} from trials order by 1, 2").fetchall()
 
 
-def test_the_same_seed_gives_the_same_simulated_study(first_run, tmp_path, monkeypatch):
+def test_the_same_seed_gives_the_same_simulated_study(
+    first_run, tmp_path, monkeypatch, small_reports
+):
     folder, summary, _ = first_run
     monkeypatch.setenv("TRACKTALE_DATA", str(folder / "data"))
     monkeypatch.delenv("TRACKTALE_EXPORT_SALT", raising=False)
@@ -109,7 +114,9 @@ def test_a_run_never_deletes_a_file_it_cannot_read_as_a_simulated_study(tmp_path
     assert precious.read_text() == "not a database"
 
 
-def test_the_main_job_scores_a_model_and_resumes_without_rescoring(tmp_path, monkeypatch):
+def test_the_main_job_scores_a_model_and_resumes_without_rescoring(
+    tmp_path, monkeypatch, small_reports
+):
     from tracktale.models.store import read_results
     from tracktale.models.testing import make_model, make_tokenizer, save_model, train_bpe
     from tracktale.stimuli.registry import get_paradigm

@@ -176,7 +176,7 @@ def test_a_simulated_arithmetic_study_runs_through_the_real_server(
 
 
 def test_the_report_puts_simulated_people_beside_a_model_on_the_same_items(
-    arithmetic_app, storage, arithmetic_set, study_config, tmp_path
+    arithmetic_app, storage, arithmetic_set, study_config, tmp_path, small_reports
 ):
     import pandas as pd
 

@@ -200,7 +200,7 @@ def test_simulated_error_rates_grow_with_steps(boxes_set):
 
 
 def test_a_simulated_boxes_study_runs_through_the_real_server(
-    boxes_app, boxes_set, boxes_config, tmp_path
+    boxes_app, boxes_set, boxes_config, tmp_path, small_reports
 ):
     with serve_in_thread(boxes_app) as server:
         report = simulate_participants(

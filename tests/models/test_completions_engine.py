@@ -34,7 +34,7 @@ from tracktale.errors import TracktaleError
 from tracktale.models import gguf, store
 from tracktale.stimulus_set import write_stimulus_set
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.engine, pytest.mark.real_model]
 
 SAME_CHOICE = 0.9
 """Share of items on which both backends prefer the same continuation (measured 11 of 12)."""

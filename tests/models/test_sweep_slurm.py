@@ -78,6 +78,7 @@ def rows_of(results, revision, task):
 
 
 @pytest.mark.slow
+@pytest.mark.slurm
 def test_a_sweep_on_slurm_survives_a_cancelled_job(
     partition, offline_hub, stimulus_dir, tmp_path, capsys, monkeypatch
 ):
