@@ -175,6 +175,11 @@
       type: jsPsychHtmlButtonResponse,
       stimulus: '<div class="tt-screen tt-info ' + (css || "") + '">' + html + "</div>",
       choices: [texts.text(label || "buttons.continue")],
+      // Instructions are not a trial: no "Story N of 46" above them.
+      on_start: () => {
+        const progress = document.getElementById("tt-progress");
+        if (progress) progress.hidden = true;
+      },
     };
   }
 
@@ -409,7 +414,7 @@
       recorder: new TrialRecorder(outbox),
       progress: new Progress(
         document.getElementById("tt-progress"),
-        config.progress_indicator ? session.n_trials : 0,
+        config.progress_indicator ? session.trials : [],
         texts
       ),
     };

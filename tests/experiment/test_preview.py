@@ -60,9 +60,7 @@ def _preview(client, human_set, storage, key=None):
     return person, reply
 
 
-def test_the_preview_key_marks_the_session_and_a_wrong_one_is_refused(
-    client, human_set, storage
-):
+def test_the_preview_key_marks_the_session_and_a_wrong_one_is_refused(client, human_set, storage):
     person, reply = _preview(client, human_set, storage)
     assert reply.status_code == 200 and reply.get_json()["preview"] is True
     assert storage.get_participant(STUDY, person.pid).source == "preview"
@@ -188,9 +186,7 @@ def test_serve_prints_the_public_links_prolific_needs(no_serving, tmp_path, caps
     assert "only reachable from this machine" in err and "--public-url" in err
 
 
-def test_the_study_file_gives_the_public_url_and_the_command_prints_the_same_key(
-    tmp_path, capsys
-):
+def test_the_study_file_gives_the_public_url_and_the_command_prints_the_same_key(tmp_path, capsys):
     study = tmp_path / "study.yaml"
     study.write_text(
         f"database: {tmp_path / 'study.sqlite'}\npublic_url: https://lab.example.org\n"
