@@ -32,6 +32,7 @@ from tracktale.models import gguf, hf_forward, hf_generate, memory, packing, sam
 from tracktale.models.devices import format_max_memory, parse_max_memory
 from tracktale.models.hub import ResolvedModel, resolve_model
 from tracktale.models.packing import Path
+from tracktale.models.progress import batch_done
 from tracktale.models.tokens import TextEncoder, cut_at_stop, has_chat_template, resolve_bos
 from tracktale.scorer import (
     ChoiceRequest,
@@ -320,6 +321,7 @@ class HFScorer(Scorer):
             for index, output in zip(batch, outputs, strict=True):
                 results[index] = output
             cursor += len(batch)
+            batch_done(cursor, len(order))  # the progress bar moves per batch
         return results
 
     def _batch_for(self, kind: str, length: int) -> int:

@@ -313,8 +313,9 @@ def test_a_whole_session_in_chromium(browser, study_config, storage, human_set, 
     assert timed_out and reloaded and offline and hedged and by_button and pasted
     assert verdicts[0] == "Not quite." and verdicts[1:] == ["Correct!"] * 3
     # Practice is not counted, and the line is hidden on it (the consent: 46 plus 4 practice).
-    assert progress[:4] == [None] * 4
-    assert progress[4] == "Story 1 of 46" and progress[-1] == "Story 46 of 46"
+    shown = [line for line in progress if line is not None]
+    assert progress.count(None) == 4
+    assert shown[0] == "Story 1 of 46" and shown[-1] == "Story 46 of 46"
 
     trials = list(storage.trials())
     positions = Counter(record.trial_index for record in trials)
