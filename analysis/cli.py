@@ -13,6 +13,7 @@ import click
 
 from tracktale.errors import TracktaleError
 from tracktale.experiment.export.summary import EXCLUSION_THRESHOLD
+from tracktale.schema.records import SOURCES
 
 _EXISTING = click.Path(exists=True, path_type=Path)
 
@@ -199,9 +200,15 @@ def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
 @click.option(
     "--source",
     "sources",
-    type=click.Choice(["online", "lab", "simulated"]),
+    type=click.Choice(SOURCES),
     multiple=True,
-    help="Analyse only sessions from this source (repeatable; default: all).",
+    help="Analyse only sessions from this source (repeatable; default: all but preview).",
+)
+@click.option(
+    "--include-preview",
+    is_flag=True,
+    help="Keep the researcher's preview sessions (their own test runs through the study's "
+    "preview link), which are left out by default.",
 )
 @click.option(
     "--arithmetic-reference",
@@ -261,6 +268,7 @@ def report(
     model_ids: tuple[str, ...],
     templates: tuple[str, ...],
     sources: tuple[str, ...],
+    include_preview: bool,
     arithmetic_reference: str,
     arithmetic_first_answer: str,
     boxes_functor: str,
@@ -302,6 +310,7 @@ def report(
         arithmetic_first_answer=arithmetic_first_answer,
         boxes_functor=boxes_functor,
         boxes_unparsed=boxes_unparsed,
+        include_preview=include_preview or "preview" in sources,
     )
     result = build_report(
         stimuli=stimuli_dirs, out=out, human=human, models=models, options=options

@@ -339,11 +339,16 @@ def _write_report(options: RunOptions, summary: RunSummary, say: Callable[[str],
     return report
 
 
-def print_summary(summary: RunSummary) -> None:
-    """Print the report's inference, the paper's GLMs and where everything went."""
+def print_summary(summary: RunSummary, console: Console | None = None) -> None:
+    """Print the report's inference, the paper's GLMs and where everything went.
+
+    Args:
+        summary: The run.
+        console: Where to print [default: standard output, the terminal's width].
+    """
     from rich.console import Console
 
-    console = Console(highlight=False, soft_wrap=True)
+    console = console or Console(highlight=False, soft_wrap=True)
     for name, title in (
         ("inference_model1", "the report's inference: accuracy ~ complexity x task"),
         ("inference_model2", "the report's inference, with focus position (recency)"),
@@ -367,12 +372,12 @@ def print_summary(summary: RunSummary) -> None:
 def _print_coefficients(console: Console, name: str, title: str, rows: pd.DataFrame) -> None:
     """One model's coefficient table (as the report wrote it), then its permutation test."""
     import pandas as pd
-    from rich.table import Table
+
+    from tracktale.terminal import compact_table
 
     method = rows["method"].iloc[0] if "method" in rows.columns and len(rows) else "glm"
-    table = Table(title=f"Human data, {title} [{method}]", title_justify="left")
-    for column in ("term", "b", "SE", "z", "p", "OR [95% CI]"):
-        table.add_column(column, justify="left" if column == "term" else "right")
+    columns = ("term", "b", "SE", "z", "p", "OR [95% CI]")
+    table = compact_table(f"Human data, {title} [{method}]", columns, text_columns=("term",))
     for row in rows.to_dict("records"):
         number = {
             key: float("nan") if pd.isna(row.get(key)) else float(row[key])
@@ -407,24 +412,33 @@ def _permutation_line(table: str, p: float) -> str:
 
 
 def _print_side_by_side(console: Console, rows: pd.DataFrame) -> None:
-    """Accuracy by task and complexity of the participants and each model (n in brackets)."""
+    """Accuracy by complexity of the participants and each model (n in brackets).
+
+    One table per task; each participant group or model on a line of its own with its
+    templates under it, so that a long model name never squeezes the numbers (80 columns).
+    """
     import pandas as pd
-    from rich.table import Table
+
+    from tracktale.terminal import compact_table
 
     levels = sorted({int(level) for level in rows["complexity"]})
-    lines: dict[tuple[str, str, str], dict[int, str]] = {}
+    lines: dict[str, dict[str, dict[str, dict[int, str]]]] = {}
     for row in rows.to_dict("records"):
         template = "" if pd.isna(row["template"]) else str(row["template"])
-        key = (str(row["label"]), template, str(row["task"]))
         cell = f"{float(row['accuracy']):.0%} ({int(row['n'])})"
-        lines.setdefault(key, {})[int(row["complexity"])] = cell
-    table = Table(
-        title="Accuracy by complexity: participants (after exclusions) and models",
-        title_justify="left",
-    )
-    names = ("who", "template", "task")
-    for column in (*names, *(f"C{level}" for level in levels)):
-        table.add_column(column, justify="left" if column in names else "right")
-    for (label, template, task), cells in lines.items():
-        table.add_row(label, template, task, *(cells.get(level, "") for level in levels))
-    console.print(table)
+        who = lines.setdefault(str(row["task"]), {}).setdefault(str(row["label"]), {})
+        who.setdefault(template, {})[int(row["complexity"])] = cell
+    for task, by_who in lines.items():
+        table = compact_table(
+            f"{task.capitalize()} task: accuracy by complexity (n), participants after exclusions",
+            ("who, template", *(f"C{level}" for level in levels)),
+            text_columns=("who, template",),
+        )
+        for label, templates in by_who.items():
+            if list(templates) == [""]:
+                table.add_row(label, *(templates[""].get(level, "") for level in levels))
+                continue
+            table.add_row(label, *("" for _ in levels), style="bold")
+            for template, cells in templates.items():
+                table.add_row(f"  {template}", *(cells.get(level, "") for level in levels))
+        console.print(table)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import secrets as random_secrets
 from pathlib import Path
 
 import click
@@ -18,6 +17,12 @@ STUDY_OPTION = click.option(
     default=None,
     help="Study file (YAML), or a study folder (tracktale init) whose items are imported when "
     "they changed [default: the default study on the default stimulus set].",
+)
+PUBLIC_URL_OPTION = click.option(
+    "--public-url",
+    default=None,
+    help="The address participants reach the study at (https://host/path, behind your proxy), "
+    "for the printed links [default: the study file's public_url, else the listening address].",
 )
 PARADIGM_OPTION = click.option(
     "--paradigm",
@@ -71,6 +76,7 @@ def _warnings(config, online: bool = True) -> list[str]:
 @PARADIGM_OPTION
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", type=int, default=5000, show_default=True, help="Port to listen on.")
+@PUBLIC_URL_OPTION
 @click.option(
     "--workers",
     type=click.IntRange(0, 64),
@@ -79,36 +85,30 @@ def _warnings(config, online: bool = True) -> list[str]:
     help="Serve with gunicorn and this many worker processes (0: the built-in server).",
 )
 def serve(
-    study_file: Path | None, paradigm: str | None, host: str, port: int, workers: int
+    study_file: Path | None,
+    paradigm: str | None,
+    host: str,
+    port: int,
+    public_url: str | None,
+    workers: int,
 ) -> None:
-    """Serve the study; print the participant link and the admin link."""
+    """Serve the study; print the participant link, the preview link and the admin link."""
     from tracktale.experiment.study.config import ADMIN_SECRET_ENV, Secrets
     from tracktale.experiment.web.app import create_app
     from tracktale.experiment.web.frontend import find_node_modules
 
     find_node_modules()  # a page without jsPsych is no study: fail before printing links
-    config = load_study_or_folder(study_file, paradigm)
+    config = _with_public_url(load_study_or_folder(study_file, paradigm), public_url)
     secrets = Secrets.from_env()
     if secrets.generated_admin_secret and workers:
         raise TracktaleError(f"set ${ADMIN_SECRET_ENV} to serve with --workers")
     app = create_app(config, secrets=secrets)  # fails early on a bad set-up
     service = app.extensions["tracktale"]
-    base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
-    prolific = (
-        "?PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
-    )
-    test_pid = "TEST" + random_secrets.token_hex(10)
     click.echo(
         f"study {config.study_id}: {len(service.stimuli)} items from {config.stimulus_dir()}"
     )
     click.echo(f"database: {service.storage.engine.url.render_as_string(hide_password=True)}")
-    click.echo(f"participant link (for Prolific): {base}/{prolific}")
-    study = f"&STUDY_ID={config.prolific.study_id}" if config.prolific.study_id else ""
-    click.echo(
-        f"try it yourself:                 "
-        f"{base}/?PROLIFIC_PID={test_pid}{study}&SESSION_ID=S{test_pid}"
-    )
-    click.echo(f"admin link:                      {base}/admin")
+    _echo_links(config, service.storage, host, port)
     if secrets.generated_admin_secret:
         click.echo(
             f"admin secret (made up for this run; set ${ADMIN_SECRET_ENV}): {secrets.admin_secret}"
@@ -120,7 +120,12 @@ def serve(
 
         service.storage.close()
         run_gunicorn(
-            lambda: create_app(load_study_or_folder(study_file, paradigm)), host, port, workers
+            lambda: create_app(
+                _with_public_url(load_study_or_folder(study_file, paradigm), public_url)
+            ),
+            host,
+            port,
+            workers,
         )
         return
     from tracktale.experiment.web.server import PrivateRequestHandler, log_crashes
@@ -133,6 +138,59 @@ def serve(
         use_reloader=False,
         request_handler=PrivateRequestHandler,
     )
+
+
+def _with_public_url(config, public_url: str | None):
+    """``config`` with ``--public-url`` in place of the study file's, when given."""
+    return config.with_changes(public_url=public_url) if public_url else config
+
+
+def _echo_links(config, storage, host: str, port: int) -> None:
+    """Print the participant link for Prolific, the preview link and the admin link."""
+    from tracktale.experiment.study.links import (
+        is_local,
+        participant_link,
+        preview_key,
+        preview_link,
+        public_base,
+    )
+
+    base = public_base(config.public_url, host, port)
+    click.echo(f"participant link (for Prolific): {participant_link(base)}")
+    key = preview_key(storage, config.study_id)
+    click.echo(f"preview (your own test runs):    {preview_link(base, key)}")
+    click.echo(f"admin link:                      {base}/admin")
+    if is_local(base):
+        click.echo(
+            f"note: {base} is only reachable from this machine; give the address participants "
+            "reach it at with --public-url (or public_url in the study file)",
+            err=True,
+        )
+
+
+@experiment.command("preview-link")
+@STUDY_OPTION
+@PARADIGM_OPTION
+@PUBLIC_URL_OPTION
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface it listens on.")
+@click.option("--port", type=int, default=5000, show_default=True, help="Port it listens on.")
+def preview_link_command(
+    study_file: Path | None, paradigm: str | None, public_url: str | None, host: str, port: int
+) -> None:
+    """Print the study's links: for Prolific, for previews (your own test runs), the admin page.
+
+    Sessions started from the preview link are marked ``preview`` in the database, take no
+    counterbalancing list from the participants, and are left out of exports and the
+    analysis unless asked for (``--include-preview``).
+    """
+    from tracktale.experiment.storage.store import Storage
+
+    config = _with_public_url(load_study_or_folder(study_file, paradigm), public_url)
+    storage = Storage(config.database_url())  # the key is kept in the study database
+    try:
+        _echo_links(config, storage, host, port)
+    finally:
+        storage.close()
 
 
 @experiment.command()
@@ -196,6 +254,11 @@ def backup(study_file: Path | None, paradigm: str | None, target: Path | None) -
     is_flag=True,
     help="Add raw Prolific ids to participants (for payment; never share such files).",
 )
+@click.option(
+    "--include-preview",
+    is_flag=True,
+    help="Keep the researcher's preview sessions (left out by default).",
+)
 def export(
     study_file: Path | None,
     paradigm: str | None,
@@ -203,8 +266,12 @@ def export(
     out_dir: Path | None,
     formats: str,
     raw_ids: bool,
+    include_preview: bool,
 ) -> None:
-    """Export trials, participants and accuracy (Prolific ids as salted hashes)."""
+    """Export trials, participants and accuracy (Prolific ids as salted hashes).
+
+    Preview sessions (from the preview link) are left out unless --include-preview.
+    """
     from tracktale.experiment.export.files import FORMATS, export_study
     from tracktale.experiment.storage.store import Storage
     from tracktale.experiment.study.config import Secrets
@@ -226,6 +293,7 @@ def export(
             raw_ids=raw_ids,
             salt=Secrets.from_env().export_salt,
             personal_codes=config.prolific.completion_codes == "per_participant",
+            include_preview=include_preview,
         )
     finally:
         storage.close()

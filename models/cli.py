@@ -11,7 +11,6 @@ from typing import Any, cast
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from tracktale.errors import TracktaleError
 from tracktale.models.registry import backend_names
@@ -21,6 +20,7 @@ from tracktale.models.tasks import get_task, judged_tasks, task_names
 from tracktale.models.tokens import BOS_POLICIES, PROMPT_FORMATS
 from tracktale.models.word_boundaries import WORD_PROBABILITIES, WordProbability
 from tracktale.settings import data_dir
+from tracktale.terminal import compact_table
 
 console = Console(highlight=False, soft_wrap=True)
 
@@ -368,9 +368,11 @@ def _given(**options: Any) -> dict[str, Any]:
 def _print_summary(job, summary) -> None:
     from tracktale.models.store import read_results
 
-    table = Table(title=f"{job.model_id} -> {job.out}")
-    for column in ("revision", "task", "scored now", "stored", "accuracy"):
-        table.add_column(column, justify="left" if column in ("revision", "task") else "right")
+    table = compact_table(
+        f"{job.model_id} -> {job.out}",
+        ("revision", "task", "scored now", "stored", "accuracy"),
+        text_columns=("revision", "task"),
+    )
     if not Path(job.out).exists():
         console.print("nothing scored")
         return
@@ -523,9 +525,11 @@ def _print_status(plan, statuses) -> None:
         for s in statuses
     ]
     if console.is_terminal:
-        table = Table(title=f"{plan.path} -> {plan.store} ({plan.executor})")
-        for column in columns:
-            table.add_column(column, justify="right" if column == "rows" else "left")
+        table = compact_table(
+            f"{plan.path} -> {plan.store} ({plan.executor})",
+            columns,
+            text_columns=[column for column in columns if column != "rows"],
+        )
         for row in rows:
             table.add_row(*row)
         console.print(table)

@@ -40,6 +40,7 @@ from tracktale.models import (
 from tracktale.models.devices import format_max_memory, parse_max_memory
 from tracktale.models.hub import ResolvedModel, resolve_model
 from tracktale.models.packing import Path
+from tracktale.models.progress import batch_done
 from tracktale.models.tokens import (
     TextEncoder,
     cut_at_stop,
@@ -409,6 +410,7 @@ class HFScorer(Scorer):
             for index, output in zip(batch, outputs, strict=True):
                 results[index] = output
             cursor += len(batch)
+            batch_done(cursor, len(order))  # the progress bar moves per batch
         return results
 
     def _batch_for(self, kind: str, length: int) -> int:

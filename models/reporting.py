@@ -55,6 +55,7 @@ class ProgressReporter:
         )
         self.progress.start()
         self.task = self.progress.add_task("planning", total=None, rate="")
+        self.written = 0
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -70,7 +71,15 @@ class ProgressReporter:
 
     def advance(self, count: int) -> None:
         """``count`` more rows were written."""
-        self.progress.advance(self.task, count)
+        self.written += count
+        self._show(self.written)
+
+    def partial(self, count: float) -> None:
+        """``count`` rows of the chunk being scored are done (the bar moves per batch)."""
+        self._show(self.written + count)
+
+    def _show(self, completed: float) -> None:
+        self.progress.update(self.task, completed=completed)
         speed = self.progress.tasks[0].speed
         self.progress.update(self.task, rate=f"{speed:.1f} items/s" if speed else "")
 
@@ -95,6 +104,9 @@ class LogReporter:
     def describe(self, text: str) -> None:
         """What is being scored now."""
         self.what = text
+
+    def partial(self, count: float) -> None:
+        """Rows done within a chunk: logs get one line per written chunk only."""
 
     def advance(self, count: int) -> None:
         """``count`` more rows were written."""

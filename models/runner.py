@@ -22,7 +22,7 @@ from typing import Any
 
 from tracktale.errors import TracktaleError
 from tracktale.item import ROLES, Item
-from tracktale.models import store
+from tracktale.models import progress, store
 from tracktale.models.gguf import canonical_model_id
 from tracktale.models.registry import check_backend, check_model, load_scorer, recorded_dtype
 from tracktale.models.tasks import (
@@ -103,6 +103,9 @@ class Reporter:
 
     def advance(self, count: int) -> None:
         """``count`` more rows are scored and written."""
+
+    def partial(self, count: float) -> None:
+        """``count`` rows of the chunk being scored are done, not yet written (per batch)."""
 
     def notice(self, message: str) -> None:
         """Something the user should know (batch size backed off, nothing to do)."""
@@ -248,13 +251,32 @@ def _score_plan(job, sha256, scorer, plan: RevisionPlan, reporter: Reporter) -> 
         reporter.describe(f"{_where(job.model_id, plan.revision)} {task}")
         for start in range(0, len(items), chunk_size):
             chunk = items[start : start + chunk_size]
-            records = score_items(scorer, chunk, task, stimulus_sha256=sha256, options=job.options)
+            with progress.watching(_within_chunk(reporter, len(chunk))):
+                records = score_items(
+                    scorer, chunk, task, stimulus_sha256=sha256, options=job.options
+                )
             writer.write(records)
             done[task] += len(records)
             reporter.advance(len(records))
     # An interrupted run leaves its shards as they are: each is whole, and reading merges them.
     writer.merge()
     return done
+
+
+def _within_chunk(reporter: Reporter, size: int) -> Callable[[float], None]:
+    """Pass the backend's per-batch share of a chunk of ``size`` rows on as rows done.
+
+    A task may call the backend more than once per chunk; the rows done never go back.
+    """
+    shown = 0.0
+
+    def listen(share: float) -> None:
+        nonlocal shown
+        if share * size > shown:
+            shown = share * size
+            reporter.partial(shown)
+
+    return listen
 
 
 def _where(model_id: str, revision: str | None) -> str:

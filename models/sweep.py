@@ -342,6 +342,9 @@ class _Stalling(Reporter):
     def notice(self, message: str) -> None:
         self.inner.notice(message)
 
+    def partial(self, count: float) -> None:
+        self.inner.partial(count)
+
     def advance(self, count: int) -> None:
         self.inner.advance(count)
         if self.stall:

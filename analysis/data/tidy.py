@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from tracktale.errors import TracktaleError
 from tracktale.models.tasks import judged_tasks, result_records, task_names
 from tracktale.schema.derive import choices, columns, hints
+from tracktale.schema.records import PREVIEW_SOURCE
 from tracktale.schema.results import RESULT_KEY, carried_columns
 from tracktale.stimulus_set import StimulusSet, is_stimulus_set, read_stimulus_set
 from tracktale.trial import ParticipantRecord, TrialRecord
@@ -153,8 +154,11 @@ def _read_study_database(url: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     return trials, people
 
 
-def load_human_trials(source: Any) -> HumanData:
+def load_human_trials(source: Any, *, include_preview: bool = False) -> HumanData:
     """Load human trials and participants from wherever the study put them.
+
+    The researcher's preview sessions (``source == "preview"``: their own test runs through
+    the study's preview link) are left out unless ``include_preview``.
 
     Args:
         source: The study's database URL (``sqlite:///study.db``, ``postgresql+psycopg://...``);
@@ -162,6 +166,7 @@ def load_human_trials(source: Any) -> HumanData:
             study's export); a trials file (its ``participants`` file beside it is used when
             present); a ``(trials, participants)`` pair of DataFrames; a trials DataFrame; or a
             :class:`HumanData`.
+        include_preview: Keep preview sessions.
 
     Returns:
         The checked trials and participants.
@@ -172,7 +177,7 @@ def load_human_trials(source: Any) -> HumanData:
     import pandas as pd
 
     if isinstance(source, HumanData):
-        return source
+        return source if include_preview else _without_preview(source)
     participants = None
     participants_origin = "participants table"
     if isinstance(source, tuple):
@@ -183,7 +188,9 @@ def load_human_trials(source: Any) -> HumanData:
     else:
         path = Path(source)
         if "://" in str(source):
-            loaded = load_human_trials(_read_study_database(str(source)))
+            loaded = load_human_trials(
+                _read_study_database(str(source)), include_preview=include_preview
+            )
             return dataclasses.replace(loaded, origin=_without_password(str(source)))
         folder = path if path.is_dir() else path.parent
         trials_path = _find_table(path, "trials") if path.is_dir() else path
@@ -200,7 +207,28 @@ def load_human_trials(source: Any) -> HumanData:
     trials = _check_human_trials(trials, origin)
     if participants is not None:
         participants = _check_participants(participants, participants_origin)
-    return HumanData(trials=trials, participants=participants, origin=origin)
+    human = HumanData(trials=trials, participants=participants, origin=origin)
+    return human if include_preview else _without_preview(human)
+
+
+def _without_preview(human: HumanData) -> HumanData:
+    """``human`` without preview sessions (their trials and participant records).
+
+    Raises:
+        TracktaleError: When nothing but preview sessions is left.
+    """
+    trials = human.trials[human.trials["source"] != PREVIEW_SOURCE]
+    if len(trials) == len(human.trials):
+        return human
+    if trials.empty:
+        raise TracktaleError(
+            f"{human.origin}: every trial is from a preview session (the researcher's own "
+            "test runs); add --include-preview to analyse them"
+        )
+    people = human.participants
+    if people is not None:
+        people = people[people["source"] != PREVIEW_SOURCE].reset_index(drop=True)
+    return dataclasses.replace(human, trials=trials.reset_index(drop=True), participants=people)
 
 
 def require_columns(table: pd.DataFrame, columns: Iterable[str], what: str) -> None:

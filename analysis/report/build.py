@@ -84,6 +84,7 @@ class ReportOptions:
         arithmetic_first_answer: ``span`` (the first extracted span) or ``numeric``.
         boxes_functor: ``strict`` (ours) or ``any`` (the authors' code).
         boxes_unparsed: ``per-state`` (ours) or ``whole-step`` (the authors' code).
+        include_preview: Analyse the researcher's preview sessions too (left out by default).
     """
 
     rules: ExclusionRules = field(default_factory=ExclusionRules)
@@ -105,6 +106,7 @@ class ReportOptions:
     arithmetic_first_answer: str = "span"
     boxes_functor: str = "strict"
     boxes_unparsed: str = "per-state"
+    include_preview: bool = False
 
 
 @dataclass
@@ -284,7 +286,11 @@ def build_report(
     sets = load_stimulus_sets(stimuli)
     if not sets:
         raise TracktaleError("no stimulus sets given (--stimuli)")
-    human_data = load_human_trials(human) if human is not None else None
+    human_data = (
+        load_human_trials(human, include_preview=options.include_preview)
+        if human is not None
+        else None
+    )
     results = load_model_results(models) if models is not None else None
     joined = build_trial_table(item_table(sets), human_data, results)
     left_aside = describe_left_aside(joined.attrs.get("left_aside", {}))

@@ -19,6 +19,9 @@ Exports survive whatever is in the database, and are safe to open:
 - Parquet keeps the exact text. A value that does not fit its column's type (a database
   edited by hand) turns that column into text rather than failing the export.
 
+The researcher's preview sessions (``source="preview"``, :mod:`..study.links`) are left out of
+every table unless asked for (``include_preview``).
+
 Every export reads one snapshot of the database (:meth:`.reads.StorageReads.snapshot`): the
 tables of one export, and the reads behind one table, agree with each other while participants
 keep starting and answering. The tables are the builders in :data:`TABLES`, each reading from
@@ -33,10 +36,10 @@ import dataclasses
 import io
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import sqlalchemy as sa
 
@@ -51,6 +54,7 @@ from tracktale.experiment.storage.pseudonyms import (
 )
 from tracktale.experiment.storage.store import Storage
 from tracktale.schema import columns
+from tracktale.schema.records import PREVIEW_SOURCE
 from tracktale.trial import ParticipantRecord, TrialRecord
 
 __all__ = [
@@ -72,6 +76,14 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _INVISIBLE = re.compile(
     "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 )
+
+
+class _HasSource(Protocol):
+    @property
+    def source(self) -> str: ...
+
+
+_Sourced = TypeVar("_Sourced", bound=_HasSource)
 
 
 @dataclass(frozen=True)
@@ -121,6 +133,8 @@ class ExportRead:
         salt: The secret the Prolific ids are hashed under.
         raw_ids: Add the raw Prolific ids (and personal completion codes) to participants.
         personal_codes: The study gives each participant their own completion code.
+        include_preview: Keep the researcher's preview sessions (``source="preview"``),
+            which every table leaves out by default.
     """
 
     storage: Storage
@@ -129,12 +143,19 @@ class ExportRead:
     salt: str
     raw_ids: bool = False
     personal_codes: bool = False
+    include_preview: bool = False
+
+    def kept(self, records: Iterable[_Sourced]) -> list[_Sourced]:
+        """``records`` without preview sessions, unless they are asked for."""
+        if self.include_preview:
+            return list(records)
+        return [record for record in records if record.source != PREVIEW_SOURCE]
 
 
 def trials_table(read: ExportRead) -> Table:
-    """Every stored trial, one row each."""
+    """Every stored trial, one row each (preview sessions' only when asked for)."""
     names, kinds = _field_types(TrialRecord)
-    trials = read.storage.trials(read.study_id, read.connection)
+    trials = read.kept(read.storage.trials(read.study_id, read.connection))
     return Table("trials", names, kinds, [tuple(record.to_dict().values()) for record in trials])
 
 
@@ -148,7 +169,7 @@ def participants_table(read: ExportRead) -> Table:
     pids = {person.participant_id: person.prolific_pid for person in people}
     codes = read.raw_ids and read.personal_codes
     rows = []
-    for record in read.storage.participant_records(read.study_id, read.connection):
+    for record in read.kept(read.storage.participant_records(read.study_id, read.connection)):
         pid = pids[record.participant_id]
         row = dataclasses.replace(record, prolific_pid_hash=pid_hash(read.salt, pid))
         extra: tuple[str, ...] = (pid,) if read.raw_ids else ()
@@ -174,7 +195,7 @@ def accuracy_table(read: ExportRead) -> Table:
             row.accuracy,
             row.excluded,
         )
-        for row in task_accuracy(read.storage.trials(read.study_id, read.connection))
+        for row in task_accuracy(read.kept(read.storage.trials(read.study_id, read.connection)))
     ]
     columns = (
         "participant_id",
@@ -204,8 +225,11 @@ def read_tables(
     salt: str | None = None,
     raw_ids: bool = False,
     personal_codes: bool = False,
+    include_preview: bool = False,
 ) -> list[Table]:
     """The tables ``names`` (default: all of :data:`TABLES`), read in one snapshot.
+
+    Preview sessions (``source="preview"``) are left out unless ``include_preview``.
 
     Raises:
         TracktaleError: For an unknown table name.
@@ -217,7 +241,9 @@ def read_tables(
         )
     salt = export_salt(storage, salt)  # before the snapshot: the first use stores it
     with storage.snapshot() as connection:
-        read = ExportRead(storage, connection, study_id, salt, raw_ids, personal_codes)
+        read = ExportRead(
+            storage, connection, study_id, salt, raw_ids, personal_codes, include_preview
+        )
         return [TABLES[name](read) for name in names or TABLES]
 
 
@@ -284,6 +310,7 @@ def export_study(
     raw_ids: bool = False,
     salt: str | None = None,
     personal_codes: bool = False,
+    include_preview: bool = False,
 ) -> list[Path]:
     """Write every table of :data:`TABLES`, read in one snapshot, into ``directory``.
 
@@ -295,6 +322,7 @@ def export_study(
         raw_ids: Add raw Prolific ids to the participants export.
         salt: Hash salt (default: the one kept in the database).
         personal_codes: The study gives personal completion codes (listed with raw ids).
+        include_preview: Keep the researcher's preview sessions (left out by default).
 
     Returns:
         The files written.
@@ -306,6 +334,7 @@ def export_study(
         salt=salt,
         raw_ids=raw_ids,
         personal_codes=personal_codes,
+        include_preview=include_preview,
     )
     written = []
     for table in tables:

@@ -175,6 +175,11 @@
       type: jsPsychHtmlButtonResponse,
       stimulus: '<div class="tt-screen tt-info ' + (css || "") + '">' + html + "</div>",
       choices: [texts.text(label || "buttons.continue")],
+      // Instructions are not a trial: no "Story N of 46" above them.
+      on_start: () => {
+        const progress = document.getElementById("tt-progress");
+        if (progress) progress.hidden = true;
+      },
     };
   }
 
@@ -230,12 +235,10 @@
 
   // ----------------------------------------------------------------- the session
 
-  async function startSession(store, pid) {
-    const body = {
-      prolific_pid: pid,
-      study_id: prolificParam("STUDY_ID"),
-      session_id: prolificParam("SESSION_ID"),
-    };
+  async function startSession(store, pid, preview) {
+    const body = preview
+      ? { prolific_pid: pid, preview: preview }
+      : { prolific_pid: pid, study_id: prolificParam("STUDY_ID"), session_id: prolificParam("SESSION_ID") };
     const { status, data } = await postJson("/api/session", body, store.get("token"));
     if (status === 200) return data;
     if (status === 409 && data.participant_status === "completed") {
@@ -352,6 +355,14 @@
     showMessage(texts.list("page.not_all_saved", { reason: texts.reason(data, status) }));
   }
 
+  /** A line at the foot of every screen of a preview session: it is not a participant's. */
+  function showPreviewBanner() {
+    const banner = document.getElementById("tt-preview");
+    if (!banner) return;
+    banner.textContent = texts.text("page.preview");
+    banner.hidden = false;
+  }
+
   function showSaveState(state) {
     // Quiet while saves go through (a trial is acknowledged within milliseconds); speak up
     // only when the connection fails, so that the participant keeps the window open.
@@ -362,21 +373,25 @@
   }
 
   async function main() {
-    let pid = prolificParam("PROLIFIC_PID");
+    // The researcher's preview link (?preview=KEY) gets an id of its own, kept in this browser
+    // so that a reload resumes; the server marks its session as a preview, kept out of the data.
+    const preview = prolificParam("preview");
+    let pid = preview ? null : prolificParam("PROLIFIC_PID");
     if (!pid) {
-      if (!config.allow_missing_pid) {
+      if (!preview && !config.allow_missing_pid) {
         showMessage([texts.text("page.missing_pid")]);
         return;
       }
-      const previews = new Store("tracktale/" + config.study_id + "/preview");
+      const previews = new Store("tracktale/" + config.study_id + "/" + (preview ? "preview-link" : "preview"));
       pid = previews.get("pid") || "preview-" + randomId().replace(/[^A-Za-z0-9]/g, "").slice(0, 16);
       previews.set("pid", pid);
     }
     const store = new Store("tracktale/" + config.study_id + "/" + pid);
     showMessage([texts.text("page.loading")]);
-    const session = await startSession(store, pid);
+    const session = await startSession(store, pid, preview);
     if (!session) return;
     store.set("token", session.token);
+    if (session.preview) showPreviewBanner();
     const outbox = new Outbox(store, session.token, {
       onChange: showSaveState,
       onStop: (reason, message, data) => {
@@ -399,7 +414,7 @@
       recorder: new TrialRecorder(outbox),
       progress: new Progress(
         document.getElementById("tt-progress"),
-        config.progress_indicator ? session.n_trials : 0,
+        config.progress_indicator ? session.trials : [],
         texts
       ),
     };

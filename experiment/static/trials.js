@@ -67,16 +67,29 @@ var TracktaleTrials = (function () {
     return div.innerHTML;
   }
 
-  /** The "Story 12 of 50" line and bar at the top of the page (`page.progress`). */
+  /**
+   * The "Story 12 of 46" line and bar at the top of the page (`page.progress`), over the test
+   * trials only: practice is not counted (the consent says "46 stories (plus 4 practice)"),
+   * and the line is hidden on practice trials and on the screens between trials.
+   */
   class Progress {
-    constructor(element, total, texts) {
+    constructor(element, trials, texts) {
       this.element = element;
-      this.total = total;
       this.texts = texts;
+      this.positions = new Map();
+      (trials || [])
+        .filter((trial) => trial.role !== "practice")
+        .forEach((trial, position) => this.positions.set(trial.index, position + 1));
+      this.total = this.positions.size;
     }
 
-    show(position) {
-      if (!this.element || !this.total) return;
+    /** Show the position of the trial `index` (hidden for a practice trial). */
+    show(index) {
+      const position = this.positions.get(index);
+      if (!this.element || !this.total || position === undefined) {
+        this.hide();
+        return;
+      }
       this.element.hidden = false;
       this.element.replaceChildren();
       const label = document.createElement("span");
@@ -258,7 +271,7 @@ var TracktaleTrials = (function () {
       on_start: () => {
         if (slot.screen === 0) {
           recorder.begin();
-          progress.show(outline.index + 1);
+          progress.show(outline.index);
         }
       },
       on_finish: (data) => {

@@ -53,6 +53,8 @@ __all__ = ["Participant", "SaveResult", "Storage", "clean_header", "hash_token",
 
 
 _ASSIGNMENT_LOCK = "list_assignment_lock"
+_SEPARATE_POOLS = ("simulated", "preview")
+"""Sources balanced over the lists among themselves, never counted with real participants."""
 
 # Built once: this runs on every request of a session, and building a statement costs more
 # CPU than running it on SQLite.
@@ -154,14 +156,15 @@ class Storage(StorageReads):
         row = connection.execute(_BY_TOKEN, {"token_hash": hash_token(token)}).first()
         return participant_from_row(row) if row else None
 
-    def list_counts(self, study_id: str, *, simulated: bool = False) -> dict[str, int]:
+    def list_counts(self, study_id: str, *, source: str = "online") -> dict[str, int]:
         """Participants per list who still take part (started or completed).
 
-        Simulated participants are balanced among themselves and never counted with real
-        ones (``simulated=True`` gives their counts).
+        Simulated participants and preview sessions are each balanced among themselves and
+        never counted with real ones (``source`` names whose counts: ``simulated``,
+        ``preview``, or any other source for the real participants).
         """
         with self.engine.connect() as connection:
-            return self._list_counts(connection, study_id, simulated)
+            return self._list_counts(connection, study_id, source)
 
     def create_participant(
         self,
@@ -183,7 +186,9 @@ class Storage(StorageReads):
             prolific_pid: Prolific's participant id.
             prolific_study_id: Prolific's study id, if given.
             prolific_session_id: Prolific's session id, if given.
-            source: ``online``, ``lab`` or ``simulated``.
+            source: ``online``, ``lab``, ``simulated`` or ``preview`` (simulated and preview
+                sessions are balanced among their own kind: they never take a list from
+                the real participants).
             stimulus_sha256: The stimulus set the plan draws from.
             make_plan: Called with the chosen list id; returns the :class:`SessionPlan`.
             user_agent: The browser's user-agent string.
@@ -204,7 +209,7 @@ class Storage(StorageReads):
             connection.execute(
                 meta.update().where(meta.c.key == _ASSIGNMENT_LOCK).values(value=meta.c.value)
             )
-            counts = self._list_counts(connection, study_id, source == "simulated")
+            counts = self._list_counts(connection, study_id, source)
             plan: SessionPlan = make_plan(assign_list(counts, list_ids))
             row: dict[str, Any] = {
                 "participant_id": "P" + secrets.token_hex(8),
@@ -254,15 +259,17 @@ class Storage(StorageReads):
 
     @staticmethod
     def _list_counts(
-        connection: sa.Connection, study_id: str, simulated: bool = False
+        connection: sa.Connection, study_id: str, source: str = "online"
     ) -> dict[str, int]:
-        source = participants.c.source
+        column = participants.c.source
+        # Sessions that are not data (simulated, preview) count only among their own kind.
+        own_pool = column == source if source in _SEPARATE_POOLS else column.notin_(_SEPARATE_POOLS)
         rows = connection.execute(
             sa.select(participants.c.list_id, sa.func.count())
             .where(
                 participants.c.study_id == study_id,
                 participants.c.status.in_(("started", "completed")),
-                source == "simulated" if simulated else source != "simulated",
+                own_pool,
             )
             .group_by(participants.c.list_id)
         ).all()

@@ -86,6 +86,10 @@ DEFAULT_FILE_HEADER = """\
 A tracktale study file. Every key is optional: what is left out keeps the value shown here.
 Secrets never go into this file: set TRACKTALE_ADMIN_SECRET (and optionally
 TRACKTALE_SECRET_KEY, TRACKTALE_EXPORT_SALT, DATABASE_URL) in the environment."""
+PUBLIC_URL = (
+    rule(lambda url: url.startswith(("https://", "http://")), "must be an http(s) URL"),
+    rule(lambda url: "?" not in url and "#" not in url, "must have no query or fragment"),
+)
 REDIRECT_URL = (
     rule(lambda url: "{code}" in url, "must contain {code}"),
     rule(lambda url: url.startswith(("https://", "http://")), "must be an http(s) URL"),
@@ -188,6 +192,9 @@ class StudyConfig:
             response naming several candidate answers is incorrect; ``contains``: the
             paradigm's rule alone, for narrative items the paper's model rule).
         secure_cookies: Mark the admin cookie ``Secure`` (set when served over HTTPS).
+        public_url: The address participants reach the study at (``https://study.example.org``),
+            for the printed participant and preview links (``serve --public-url`` wins);
+            ``None``: the address the server listens on.
         probe_values: The arithmetic study: intermediate values each main trial asks for
             before the result, at evenly spaced steps (ours: the paper probes none; 0: none).
             Stored in the trial's ``intermediates``.
@@ -232,6 +239,10 @@ class StudyConfig:
         Comment("1 behind one reverse proxy (nginx, Caddy) that sets X-Forwarded-*"),
     ] = 0
     secure_cookies: Annotated[bool, Comment("true when served over HTTPS")] = False
+    public_url: Annotated[
+        Annotated[str, *PUBLIC_URL] | None,
+        Comment("where participants reach the study, https://host/path (for the links)"),
+    ] = None
     progress_indicator: Annotated[
         bool, Comment('"Story 12 of 50" above the trials (ours, not the paper\'s)')
     ] = True

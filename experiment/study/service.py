@@ -26,8 +26,10 @@ from tracktale.experiment.storage.store import Participant, Storage, hash_token
 from tracktale.experiment.study.config import StudyConfig
 from tracktale.experiment.study.design import SessionPlan
 from tracktale.experiment.study.instructions import GENDERS
+from tracktale.experiment.study.links import is_preview_key
 from tracktale.experiment.study.trialflow import Answered, TrialDesk
 from tracktale.experiment.study.validation import ApiError
+from tracktale.schema.records import PREVIEW_SOURCE
 from tracktale.stimulus_set import StimulusSet, is_stimulus_set, read_stimulus_set
 
 SURVEY_QUESTIONS = ("age", "gender", "native_language", "attentive", "no_ai_assistance")
@@ -134,6 +136,7 @@ class StudyService:
         source: str = "online",
         token: str | None = None,
         user_agent: str | None = None,
+        preview: str | None = None,
     ) -> SessionStart:
         """Start a session, or resume the one this Prolific id already has.
 
@@ -141,12 +144,22 @@ class StudyService:
         id (another browser, which takes the session over: a new token is issued, the old one
         is revoked and the takeover recorded). A completed, screened-out or returned
         participant cannot start again; a completed one who returns with the same browser's
-        token is told the completion code again.
+        token is told the completion code again. A start with the study's preview key
+        (:mod:`.links`) is a preview session: ``source="preview"``, kept out of the data.
 
         Raises:
             ApiError: 409 if the participant may not continue, 403 if the session cannot be
-                proven to be theirs or the link names another Prolific study.
+                proven to be theirs, the link names another Prolific study or the preview
+                key is not the study's.
         """
+        if preview is not None:
+            if not is_preview_key(self.storage, self.config.study_id, preview):
+                raise ApiError(
+                    403,
+                    "this preview link is not valid for this study; ask the researcher for it",
+                    reason="bad_preview",
+                )
+            source = PREVIEW_SOURCE
         expected_study = self.config.prolific.study_id
         if source == "online" and expected_study and prolific_study_id != expected_study:
             raise ApiError(
@@ -162,6 +175,14 @@ class StudyService:
                 prolific_session_id=prolific_session_id,
                 source=source,
                 user_agent=user_agent,
+            )
+        if (existing.source == PREVIEW_SOURCE) != (source == PREVIEW_SOURCE):
+            # A preview never turns into data, nor a participant's session into a preview.
+            raise ApiError(
+                409,
+                "this id belongs to another kind of session; open the study from its own link",
+                participant_status=existing.status,
+                reason="other_source",
             )
         same_browser = bool(token) and hmac.compare_digest(
             hash_token(token or ""), existing.token_hash
@@ -310,6 +331,7 @@ class StudyService:
         return {
             "participant_id": participant.participant_id,
             "list_id": participant.list_id,
+            "preview": participant.source == PREVIEW_SOURCE,
             "status": participant.status,
             "consent": participant.consent,
             "browser": participant.browser,

@@ -77,6 +77,8 @@ class SessionRequest:
     study_id: Annotated[str | None, Sent(*text(pattern=IDENTIFIER))] = None
     session_id: Annotated[str | None, Sent(*text(pattern=IDENTIFIER))] = None
     source: Annotated[Literal["online", "simulated"], Sent()] = "online"
+    preview: Annotated[str | None, Sent(*text(pattern=IDENTIFIER))] = None
+    """The study's preview key, from the preview link (:mod:`.links`)."""
 
 
 @dataclass(frozen=True)

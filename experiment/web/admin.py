@@ -5,7 +5,8 @@ server-side session named by a signed, HTTP-only, same-site cookie; signing out 
 scripts send ``Authorization: Bearer <secret>``. Wrong secrets are rate-limited either way
 (:mod:`.auth`). Every page refuses without it. Free text (typed answers) is escaped and
 isolated by the templates. Takeovers, status changes and reopenings are listed from the
-server's journal; simulated participants are counted apart from real ones.
+server's journal; simulated participants and preview sessions are counted apart from real
+ones. The page gives the participant link for Prolific and the researcher's preview link.
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ from flask import (
 
 from tracktale.experiment.export import files as export
 from tracktale.experiment.export.summary import task_accuracy
+from tracktale.experiment.study.links import participant_link, preview_key, preview_link
 from tracktale.experiment.study.service import StudyService
 from tracktale.experiment.study.validation import ApiError
 from tracktale.experiment.web import auth
 from tracktale.experiment.web.api import admin_request
+from tracktale.schema.records import PREVIEW_SOURCE
 from tracktale.trial import PARTICIPANT_STATUSES
 
 MEDIA_TYPES = {"csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet"}
@@ -62,7 +65,9 @@ def create_admin(service: StudyService) -> Blueprint:
         if table not in export.TABLES or fmt not in export.FORMATS:
             abort(404)
         salt = current_app.config["TRACKTALE_SECRETS"].export_salt
-        return _export_response(service, table, fmt, request.args.get("ids") == "raw", salt)
+        raw = request.args.get("ids") == "raw"
+        preview = request.args.get("preview") == "include"
+        return _export_response(service, table, fmt, raw, salt, include_preview=preview)
 
     @admin.post("/participants/<participant_id>/status")
     @_required
@@ -151,8 +156,9 @@ def _overview(service: StudyService) -> dict:
     study_id = service.config.study_id
     storage = service.storage
     people = storage.participants(study_id)
-    real = [p for p in people if p.source != "simulated"]
+    real = [p for p in people if p.source not in ("simulated", PREVIEW_SOURCE)]
     simulated = [p for p in people if p.source == "simulated"]
+    previews = [p for p in people if p.source == PREVIEW_SOURCE]
     accuracy: dict[str, dict[str, object]] = {}
     for row in task_accuracy(storage.trials(study_id)):
         accuracy.setdefault(row.participant_id, {})[row.task] = row
@@ -172,6 +178,8 @@ def _overview(service: StudyService) -> dict:
         "n_planned": {p.participant_id: len(p.plan.trials) for p in people},
         "statuses": Counter(p.status for p in real),
         "simulated_statuses": Counter(p.status for p in simulated),
+        "preview_statuses": Counter(p.status for p in previews),
+        "links": _links(service),
         "lists": Counter(p.list_id for p in real if p.status in taking_part),
         "recent": storage.recent_trials(study_id, 50),
         "events": [
@@ -182,8 +190,24 @@ def _overview(service: StudyService) -> dict:
     }
 
 
+def _links(service: StudyService) -> dict[str, str]:
+    """The participant link and the preview link, at the study's public address.
+
+    Without a configured public address, the address this page was opened at.
+    """
+    base = service.config.public_url or request.host_url.rstrip("/")
+    key = preview_key(service.storage, service.config.study_id)
+    return {"participant": participant_link(base), "preview": preview_link(base, key)}
+
+
 def _export_response(
-    service: StudyService, table: str, fmt: str, raw: bool, salt: str | None
+    service: StudyService,
+    table: str,
+    fmt: str,
+    raw: bool,
+    salt: str | None,
+    *,
+    include_preview: bool = False,
 ) -> Response:
     study_id = service.config.study_id
     personal = service.config.prolific.completion_codes == "per_participant"
@@ -194,6 +218,7 @@ def _export_response(
         salt=salt,
         raw_ids=raw and table == "participants",
         personal_codes=personal,
+        include_preview=include_preview,
     )
     name = f"{study_id}-{table}{'-raw-ids' if raw and table == 'participants' else ''}.{fmt}"
     return Response(

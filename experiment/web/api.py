@@ -120,6 +120,7 @@ def _add_session_views(api: Blueprint, service: StudyService, sessions: Any) -> 
             source=source,
             token=request.headers.get(TOKEN_HEADER),
             user_agent=request.headers.get("User-Agent"),
+            preview=data.get("preview"),
         )
         state = service.session_state(started.participant)
         return jsonify(token=started.token, resumed=started.resumed, **state)

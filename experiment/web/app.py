@@ -149,6 +149,13 @@ def _register_pages(app: Flask, service: StudyService) -> None:
             app.extensions["node_modules"] = find_node_modules()
         return send_from_directory(app.extensions["node_modules"], VENDOR_FILES[name], max_age=3600)
 
+    @app.get("/favicon.ico")
+    def favicon():
+        # Browsers ask for /favicon.ico whatever the page links; answer with the page's icon.
+        return send_from_directory(
+            app.static_folder or "", "favicon.svg", mimetype="image/svg+xml", max_age=86400
+        )
+
     @app.get("/healthz")
     def health():
         return {"ok": True, "study_id": config.study_id}

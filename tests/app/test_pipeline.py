@@ -202,3 +202,38 @@ def test_the_summary_prints_each_permutation_p_under_its_models_table(tmp_path, 
     )
     recency = "recency by item permutation within complexity levels (the report's recency test)"
     assert f"{recency}: p = 0.271" in out
+
+
+def test_the_summary_tables_read_whole_at_80_columns(tmp_path):
+    """No "Partic…", no model name broken over lines between its numbers (issue 31, 13)."""
+    import io
+
+    import pandas as pd
+    from rich.console import Console
+
+    from tracktale.app.pipeline import RunSummary, print_summary
+
+    rows = []
+    models = {"SmolLM2 135M Instruct": ["standard", "objects", "all"], "Qwen2.5 0.5B": ["all"]}
+    for label, templates in {"Participants": ["standard"], **models}.items():
+        for task in ("explicit", "implicit"):
+            for template in templates:
+                for level in (1, 2, 3, 4):
+                    n = 1234 if label == "Participants" else 3
+                    rows.append((label, template, task, level, 0.9 - level / 10, n))
+    joint = pd.DataFrame(rows, columns=["label", "template", "task", "complexity", "accuracy", "n"])
+    coefficients = pd.DataFrame(
+        [["m", "t", "complexity (centred)", -0.41, 0.06, -6.8, 1.2e-11, 0.66, 0.58, 0.74]],
+        columns=["model", "term", "label", "b", "se", "z", "p", "odds_ratio", "or_low", "or_high"],
+    )
+    tables = {"humans_and_models": joint, "glm_complexity": coefficients}
+    out = io.StringIO()
+    console = Console(file=out, width=80, highlight=False, color_system=None)
+    print_summary(RunSummary(report_tables=tmp_path, tables=tables), console)
+    lines = out.getvalue().splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    assert "…" not in out.getvalue()
+    for label in ("Participants", "SmolLM2 135M Instruct", "Qwen2.5 0.5B"):
+        assert sum(line.strip() == label for line in lines) == 2  # one per task's table
+    assert sum("80% (1234)" in line and "standard" in line for line in lines) == 2
+    assert any("complexity (centred)" in line and "0.66 [0.58, 0.74]" in line for line in lines)

@@ -34,9 +34,13 @@ TrialTask = Literal["explicit", "implicit", "comprehension"]
 TRIAL_TASKS: tuple[str, ...] = get_args(TrialTask)
 """``explicit``: a typed one-word answer; ``implicit``: a choice between two continuations;
 ``comprehension``: a filler's question about a story detail."""
-Source = Literal["online", "lab", "simulated"]
+Source = Literal["online", "lab", "simulated", "preview"]
 SOURCES: tuple[str, ...] = get_args(Source)
-"""Where a session ran: the browser study, the PsychoPy lab mode, or a simulated participant."""
+"""Where a session ran: the browser study, the PsychoPy lab mode, a simulated participant, or
+the researcher's own test session through the study's preview link (left out of exports and
+the analysis unless asked for)."""
+PREVIEW_SOURCE = "preview"
+"""The source of preview sessions (:data:`SOURCES`)."""
 Role = Literal["main", "filler", "practice"]
 ROLES: tuple[str, ...] = get_args(Role)
 """An item's role (the same as :data:`tracktale.item.ROLES`)."""
