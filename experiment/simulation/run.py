@@ -135,9 +135,7 @@ def item_effect(item: Item, sd: float = ITEM_SD) -> float:
     return sd * NormalDist().inv_cdf(uniform)
 
 
-def p_correct(
-    person: SimulatedPerson, item: Item, task: str, item_sd: float = ITEM_SD
-) -> float:
+def p_correct(person: SimulatedPerson, item: Item, task: str, item_sd: float = ITEM_SD) -> float:
     """The probability that ``person`` answers ``item`` correctly in ``task``.
 
     ``item_sd`` scales the item's random intercept (:func:`item_effect`; 0: an average item).
