@@ -57,3 +57,19 @@ def test_compact(model_dirs, stimulus_dir, tmp_path, capsys):
     code, out, _ = run(["models", "compact", str(out_dir)], capsys)
     assert code == 0 and "6 rows in one shard (merged 2 shards)" in out
     assert len(list(out_dir.glob("part-*.parquet"))) == 1
+
+
+def test_a_task_that_applies_to_no_item_says_so_and_names_those_that_do(tmp_path, capsys):
+    from tests.conftest import _generated
+    from tracktale.stimulus_set import write_stimulus_set
+
+    boxes = tmp_path / "boxes"
+    write_stimulus_set(_generated("boxes", "smoke", 1), boxes)
+    # The default task (implicit) compares two continuations; boxes items have none. Before,
+    # the run said "nothing missing, not loaded" and "nothing scored" and exited 0.
+    code, out, err = run(score_argv(boxes, "default", tmp_path / "results"), capsys)
+    assert code == 1, (out, err)
+    assert "--task implicit: does not apply to the" in err and "boxes items" in err
+    assert "tasks that do: explicit, sequence" in err
+    assert len(err.strip().splitlines()) == 1 and "nothing" not in out + err
+    assert not (tmp_path / "results").exists()
