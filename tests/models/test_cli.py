@@ -73,3 +73,13 @@ def test_a_task_that_applies_to_no_item_says_so_and_names_those_that_do(tmp_path
     assert "tasks that do: explicit, sequence" in err
     assert len(err.strip().splitlines()) == 1 and "nothing" not in out + err
     assert not (tmp_path / "results").exists()
+
+
+def test_tasks_that_apply_to_none_of_the_items_are_named():
+    from tests.conftest import _generated
+    from tracktale.models.runner import tasks_without_items
+
+    boxes = list(_generated("boxes", "smoke", 1))
+    narrative = list(_generated("narrative", "human", 1).select(role="main"))
+    assert tasks_without_items(("implicit", "explicit"), boxes) == ["implicit"]
+    assert tasks_without_items(("implicit", "explicit", "sequence"), narrative) == []
