@@ -1,5 +1,6 @@
 """The package-dir mapping lists every subpackage (an unlisted one is missing from the wheel)."""
 
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -85,8 +86,18 @@ def test_building_the_package_warns_of_no_ignored_data_folder(tmp_path):
         f"build_meta.build_editable({str(tmp_path / 'wheel')!r})"
     )
     (tmp_path / "wheel").mkdir()
-    done = subprocess.run(
-        [sys.executable, "-c", build], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
-    )
+    leftovers = [REPO_ROOT / "build", REPO_ROOT / "tracktale.egg-info"]
+    new = [path for path in leftovers if not path.exists()]
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", build],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        for path in new:  # what the build left in the checkout, where it was not before
+            shutil.rmtree(path, ignore_errors=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "would be ignored" not in done.stdout + done.stderr
