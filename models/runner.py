@@ -190,6 +190,8 @@ def run_scoring(
         job.stimuli if isinstance(job.stimuli, StimulusSet) else read_stimulus_set(job.stimuli)
     )
     plans = plan_job(job, stimulus_set)
+    for task in tasks_without_items(job.tasks, selected_items(job, stimulus_set)):
+        reporter.notice(f"--task {task}: applies to none of the items chosen; skipped")
     for plan in plans:
         if plan.n_todo:
             check_model(
@@ -311,13 +313,12 @@ def plan_job(job: ScoringJob, stimulus_set: StimulusSet, stored=None) -> list[Re
             caller plans many jobs on one store; ``None``: read it here.
 
     Raises:
-        TracktaleError: If stored rows of this model were scored with other settings.
+        TracktaleError: If stored rows of this model were scored with other settings, or no
+            task of the job applies to any item chosen.
     """
-    items = [item for item in stimulus_set if item.role in job.roles]
-    if job.item_ids is not None:
-        items = [item for item in items if item.item_id in job.item_ids]
-    if job.limit is not None:
-        items = items[: job.limit]
+    items = selected_items(job, stimulus_set)
+    if items and len(tasks_without_items(job.tasks, items)) == len(job.tasks):
+        raise TracktaleError(_no_task_applies(job.tasks, items))
     stored = _stored_rows(job, stored)
     plans = []
     for revision in job.revisions:
@@ -333,6 +334,35 @@ def plan_job(job: ScoringJob, stimulus_set: StimulusSet, stored=None) -> list[Re
                 plan.todo[task] = sorted(todo, key=get_task(task).text_key)
         plans.append(plan)
     return plans
+
+
+def selected_items(job: ScoringJob, stimulus_set: StimulusSet) -> list[Item]:
+    """The items the job scores: its roles, its item ids and its limit, in set order."""
+    items = [item for item in stimulus_set if item.role in job.roles]
+    if job.item_ids is not None:
+        items = [item for item in items if item.item_id in job.item_ids]
+    if job.limit is not None:
+        items = items[: job.limit]
+    return items
+
+
+def tasks_without_items(tasks: Sequence[str], items: Sequence[Item]) -> list[str]:
+    """The tasks that apply to none of ``items`` (the implicit task to boxes items, say)."""
+    return [task for task in tasks if not any(get_task(task).applies(item) for item in items)]
+
+
+def _no_task_applies(tasks: Sequence[str], items: Sequence[Item]) -> str:
+    """One line: the tasks asked for apply to no item; which tasks would."""
+    paradigms = ", ".join(sorted({item.paradigm for item in items}))
+    others = [task for task in task_names() if task not in tasks_without_items([task], items)]
+    asked = "--task " + ", ".join(tasks)
+    where = f"the {len(items)} {paradigms} items chosen"
+    if not others:
+        return f"{asked}: no task applies to {where}"
+    return (
+        f"{asked}: does not apply to {where}; tasks that do: {', '.join(others)} "
+        f"(--task {others[0]})"
+    )
 
 
 SETTINGS_COLUMNS = (

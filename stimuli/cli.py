@@ -246,8 +246,14 @@ def show(item_id: str, set_dir: Path | None) -> None:
         if matches:
             _print_item(matches[0], directory)
             return
-    where = set_dir or data_dir() / "stimuli"
-    raise TracktaleError(f"no item {item_id!r} in {where}")
+    if set_dir:
+        raise TracktaleError(f"no item {item_id!r} in {set_dir}")
+    # A set written with --out elsewhere is not looked at without --set (the docs' example
+    # after `generate --out sets/model` failed with no hint why).
+    raise TracktaleError(
+        f"no item {item_id!r} in the sets under {data_dir() / 'stimuli'}; "
+        "for a set elsewhere give --set FOLDER"
+    )
 
 
 def _print_item(item: Item, directory: Path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import tracktale
-from tracktale.analysis.report.tables import SavedTable, format_cell, whole_number_columns
+from tracktale.analysis.report.tables import SavedTable, table_cells
 
 if TYPE_CHECKING:
     import jinja2
@@ -41,11 +41,8 @@ def environment() -> jinja2.Environment:
 
 
 def _table_view(table: pd.DataFrame, max_rows: int) -> dict[str, Any]:
-    whole = whole_number_columns(table)  # of the whole table, so a column reads alike throughout
-    rows = [
-        [format_cell(value, whole=flag) for value, flag in zip(row, whole, strict=True)]
-        for row in table.head(max_rows).itertuples(index=False)
-    ]
+    # Of the whole table (then cut), so a column reads alike throughout.
+    rows = table_cells(table)[:max_rows]
     return {
         "columns": [str(c) for c in table.columns],
         "rows": rows,

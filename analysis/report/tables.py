@@ -48,7 +48,15 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(char, char) for char in text)
 
 
-def format_cell(value: Any, digits: int = 3, *, whole: bool = False) -> str:
+PERCENT_COLUMNS = {
+    "accuracy": ("accuracy", "ci_low", "ci_high"),
+    "probability": ("probability", "prob_low", "prob_high"),
+}
+"""Proportion columns shown in percent (the page's text, figures and scorecard speak in percent;
+the CSV files keep proportions): a table with the first column shows all three so."""
+
+
+def format_cell(value: Any, digits: int = 3, *, whole: bool = False, percent: bool = False) -> str:
     """A value as a table shows it: floats rounded, missing values empty.
 
     Args:
@@ -56,11 +64,14 @@ def format_cell(value: Any, digits: int = 3, *, whole: bool = False) -> str:
         digits: Decimals of a real number.
         whole: The cell's column holds whole numbers only (:func:`whole_number_columns`):
             a float is shown without decimals (``1``, not ``1.000``).
+        percent: The cell is a proportion shown in percent, one decimal (``74.6%``).
     """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if percent and isinstance(value, int | float):
+        return f"{100 * float(value):.1f}%"
     if whole and isinstance(value, float) and value.is_integer():
         return str(int(value))
     if isinstance(value, float):
@@ -91,6 +102,36 @@ def whole_number_columns(table: pd.DataFrame) -> list[bool]:
     return flags
 
 
+def percent_columns(table: pd.DataFrame) -> list[bool]:
+    """Per column: whether it is a proportion the page shows in percent (:data:`PERCENT_COLUMNS`).
+
+    Only where the table has the lead column (``accuracy``), so a ``ci_low`` of another
+    quantity (a log ratio, a rate already in percent) keeps its own scale, and only where every
+    value of the lead column lies in [0, 1].
+    """
+    names = [str(column) for column in table.columns]
+    shown: set[str] = set()
+    for lead, columns in PERCENT_COLUMNS.items():
+        if lead not in names:
+            continue
+        values = table.iloc[:, names.index(lead)]
+        if values.dtype.kind == "f" and bool(values.dropna().between(0, 1).all()):
+            shown.update(columns)
+    return [name in shown for name in names]
+
+
+def table_cells(table: pd.DataFrame, digits: int = 3) -> list[list[str]]:
+    """Every row of ``table`` as its cells read (whole numbers, percentages, rounding)."""
+    flags = list(zip(whole_number_columns(table), percent_columns(table), strict=True))
+    return [
+        [
+            format_cell(value, digits, whole=whole, percent=percent)
+            for value, (whole, percent) in zip(row, flags, strict=True)
+        ]
+        for row in table.itertuples(index=False)
+    ]
+
+
 def to_latex(table: pd.DataFrame, caption: str, label: str, digits: int = 3) -> str:
     """A booktabs ``table`` environment (the document needs the booktabs package)."""
     numeric = [table[c].dtype.kind in "fiu" for c in table.columns]
@@ -105,12 +146,8 @@ def to_latex(table: pd.DataFrame, caption: str, label: str, digits: int = 3) -> 
         " & ".join(latex_escape(str(c)) for c in table.columns) + r" \\",
         r"\midrule",
     ]
-    whole = whole_number_columns(table)
-    for row in table.itertuples(index=False):
-        cells = [
-            latex_escape(format_cell(v, digits, whole=w)) for v, w in zip(row, whole, strict=True)
-        ]
-        lines.append(" & ".join(cells) + r" \\")
+    for cells in table_cells(table, digits):
+        lines.append(" & ".join(latex_escape(cell) for cell in cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
     return "\n".join(lines)
 

@@ -20,7 +20,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tracktale.analysis.stats.lme4 import _require_lme4, r_error_message
+from tracktale.analysis.stats.lme4 import _require_lme4, fixed_layout_prefix, r_error_message
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:
@@ -72,7 +72,11 @@ def _run_chunk(
     started = time.perf_counter()
     with resources.as_file(source) as script:
         process = subprocess.Popen(
-            [rscript, "--vanilla", str(script), str(data_path), str(spec_path), str(out_path)],
+            [
+                *fixed_layout_prefix(),
+                *(rscript, "--vanilla", str(script), str(data_path), str(spec_path)),
+                str(out_path),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

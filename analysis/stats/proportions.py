@@ -52,7 +52,11 @@ def proportion_interval(
     if n <= 0:
         return (math.nan, math.nan)
     low, high = proportion_confint(successes, n, alpha=1 - level, method=method)
-    return (max(0.0, float(low)), min(1.0, float(high)))
+    # At 0/n and n/n the bound is 0 or 1 exactly; the formula leaves round-off there (Wilson's
+    # 0/3 gave 5.55e-17, which tables print in scientific notation).
+    low = 0.0 if successes <= 0 else max(0.0, float(low))
+    high = 1.0 if successes >= n else min(1.0, float(high))
+    return (low, high)
 
 
 def wilson_interval(successes: float, n: float, z: float = Z95) -> tuple[float, float]:

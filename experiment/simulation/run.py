@@ -3,15 +3,18 @@
 Each simulated participant does what the page does (start a session, consent, one POST per
 trial, the survey, completion) with behaviour modelled on the source paper's human data:
 accuracy falls with complexity (explicit 87% at C1 to 65% at C4, implicit 89% to 76%), each
-participant has an ability drawn at random, a few are inattentive (near chance, so the
-below-50% exclusion rule has work to do), and reading and response times are drawn from
-log-normal distributions that grow with story length and complexity; responses slower than the
-limit are timeouts. Their rows are marked ``source="simulated"`` by the server, which only
-accepts them with the admin secret.
+participant has an ability drawn at random and a complexity slope of their own, each story item
+a difficulty of its own (random effects for the mixed models to estimate), a few are inattentive
+(near chance, so the below-50% exclusion rule has work to do), and reading and response times
+are drawn from log-normal distributions that grow with story length and complexity; responses
+slower than the limit are timeouts. Their rows are marked ``source="simulated"`` by the server,
+which only accepts them with the admin secret.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import math
 import random
 import threading
@@ -19,6 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any
 
 from tracktale.errors import TracktaleError
@@ -31,7 +35,21 @@ BASE_ACCURACY = {
     "explicit": {1: 0.87, 2: 0.80, 3: 0.72, 4: 0.65, 5: 0.58},
     "implicit": {1: 0.89, 2: 0.85, 3: 0.80, 4: 0.76, 5: 0.72},
 }
-"""P(correct) of an average participant by task and complexity (the source paper, Fig. 3)."""
+"""P(correct) by task and complexity averaged over attentive participants and items (the source
+paper's cell means, Fig. 3; C2 and C3 interpolated): :func:`base_logit` solves for the log-odds
+of an average person on an average item that give these means."""
+ABILITY_SD = 0.5
+"""SD of the participants' abilities (log-odds)."""
+ITEM_SD = 0.5
+"""SD of the story items' random intercepts (log-odds). At 0.2 the mixed models fitted a zero
+item variance in 13.8% of simulated studies of 48 people, at 0.5 in none
+(docs/explanation/statistics.md); with none (before) every default run opened with singular fits."""
+SLOPE_SD = 0.3
+"""SD of the participants' own complexity slopes around the table's (log-odds per complexity
+level): without them the report's by-participant slopes model fitted a zero slope variance."""
+SLOPE_CENTRE = 2.5
+"""The complexity at which a participant's own slope leaves their accuracy as it is (the human
+design's levels 1-4)."""
 FILLER_ACCURACY = 0.92
 INATTENTIVE_RATE = 0.06
 INATTENTIVE_ACCURACY = {"explicit": 0.3, "implicit": 0.5, "comprehension": 0.5}
@@ -108,7 +126,7 @@ def draw_person(rng: random.Random, index: int, prefix: str = "SIM") -> Simulate
     pid = f"{prefix}{index:04d}{rng.getrandbits(64):016x}"[:24]
     return SimulatedPerson(
         prolific_pid=pid,
-        ability=rng.gauss(0.0, 0.5),
+        ability=rng.gauss(0.0, ABILITY_SD),
         attentive=rng.random() >= INATTENTIVE_RATE,
         speed=math.exp(rng.gauss(0.0, 0.2)),
         screen=rng.choice(SCREENS),
@@ -117,18 +135,82 @@ def draw_person(rng: random.Random, index: int, prefix: str = "SIM") -> Simulate
     )
 
 
-def p_correct(person: SimulatedPerson, item: Item, task: str) -> float:
-    """The probability that ``person`` answers ``item`` correctly in ``task``."""
+def _fixed_normal(key: str) -> float:
+    """A standard normal draw fixed by ``key`` (a digest, not a generator: no draw shifts)."""
+    digest = hashlib.sha256(key.encode()).digest()
+    uniform = (int.from_bytes(digest[:8], "big") + 0.5) / 2**64
+    return NormalDist().inv_cdf(uniform)
+
+
+def item_effect(item: Item, sd: float = ITEM_SD) -> float:
+    """An item's random intercept: a draw from N(0, ``sd``) fixed by the item's id.
+
+    The same item is as hard for every participant and in every run (so the same seed gives
+    the same data); sets generated with another seed hold other items, which draw afresh.
+    """
+    return sd * _fixed_normal(f"item-effect|{item.item_id}")
+
+
+def person_slope(person: SimulatedPerson, sd: float = SLOPE_SD) -> float:
+    """A participant's own complexity slope (added to the table's), N(0, ``sd``).
+
+    Fixed by their made-up Prolific id rather than drawn from the simulation's generator, so
+    every other trait of every person stays what the seed gave before slopes were added.
+    """
+    return sd * _fixed_normal(f"complexity-slope|{person.prolific_pid}")
+
+
+def p_correct(
+    person: SimulatedPerson,
+    item: Item,
+    task: str,
+    item_sd: float = ITEM_SD,
+    slope_sd: float = SLOPE_SD,
+) -> float:
+    """The probability that ``person`` answers ``item`` correctly in ``task``.
+
+    ``item_sd`` scales the item's random intercept (:func:`item_effect`; 0: an average item),
+    ``slope_sd`` the person's own complexity slope (:func:`person_slope`; 0: the table's).
+    Comprehension questions have neither.
+    """
     if not person.attentive:
         return INATTENTIVE_ACCURACY[task]
     if task == "comprehension":
-        base = FILLER_ACCURACY
+        logit = math.log(FILLER_ACCURACY / (1 - FILLER_ACCURACY))
     else:
         complexity = int(item.condition.get("complexity", 1))
-        table = BASE_ACCURACY[task]
-        base = table.get(complexity, table[max(table)])
-    logit = math.log(base / (1 - base)) + person.ability
-    return 1 / (1 + math.exp(-logit))
+        logit = base_logit(task, complexity) + item_effect(item, item_sd)
+        logit += person_slope(person, slope_sd) * (complexity - SLOPE_CENTRE)
+    return 1 / (1 + math.exp(-(logit + person.ability)))
+
+
+@functools.cache
+def base_logit(task: str, complexity: int) -> float:
+    """The log-odds of an average person on an average item.
+
+    Solved so that the mean over people and items is :data:`BASE_ACCURACY`'s (the random
+    effects pull a mean towards 50%, so the average person lies further out).
+    """
+    table = BASE_ACCURACY[task]
+    target = table.get(complexity, table[max(table)])
+    spread = math.hypot(ABILITY_SD, ITEM_SD, SLOPE_SD * (complexity - SLOPE_CENTRE))
+    low, high = -12.0, 12.0
+    for _ in range(60):  # bisection: the mean rises with the log-odds
+        middle = (low + high) / 2
+        low, high = (middle, high) if _mean_chance(middle, spread) < target else (low, middle)
+    return (low + high) / 2
+
+
+def _mean_chance(logit: float, spread: float) -> float:
+    """E[logistic(logit + spread * Z)] for a standard normal Z (midpoint rule over +-8 SD)."""
+    steps = 800
+    width = 16 / steps
+    normal = NormalDist()
+    total = 0.0
+    for step in range(steps):
+        z = -8 + (step + 0.5) * width
+        total += normal.pdf(z) * width / (1 + math.exp(-(logit + spread * z)))
+    return total
 
 
 def lognormal_ms(rng: random.Random, median: float, sigma: float) -> float:

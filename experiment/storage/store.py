@@ -66,6 +66,20 @@ def now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+def new_participant_id(study_id: str, prolific_pid: str, source: str) -> str:
+    """A new participant's id: ``P`` and 16 hex digits.
+
+    Random for people; for simulated participants a digest of the study and their made-up
+    Prolific id, so the same simulation seed gives the same ids (and the same report: ids
+    order the rows of every table and the seeded bootstrap). A real participant's id never
+    derives from their Prolific id, which it stands in for.
+    """
+    if source != "simulated":
+        return "P" + secrets.token_hex(8)
+    digest = hashlib.sha256(f"simulated|{study_id}|{prolific_pid}".encode()).hexdigest()
+    return "P" + digest[:16]
+
+
 def hash_token(token: str) -> str:
     """What is stored of a session token: its sha256 (the token itself is never stored)."""
     return hashlib.sha256(token.encode()).hexdigest()
@@ -212,7 +226,7 @@ class Storage(StorageReads):
             counts = self._list_counts(connection, study_id, source)
             plan: SessionPlan = make_plan(assign_list(counts, list_ids))
             row: dict[str, Any] = {
-                "participant_id": "P" + secrets.token_hex(8),
+                "participant_id": new_participant_id(study_id, prolific_pid, source),
                 "study_id": study_id,
                 "prolific_pid": prolific_pid,
                 "prolific_study_id": prolific_study_id,

@@ -428,12 +428,31 @@ def test_whole_number_columns_show_integers_and_real_ones_keep_their_decimals():
     rows = re.findall(r"<tr>(.*?)</tr>", html_table(table), re.S)[1:]
     cells = [re.findall(r"<td>(.*?)</td>", row) for row in rows]
     assert cells == [
-        ["1", "0.500", "10", "1", "2.000"],
-        ["2", "1.000", "20", "0", "inf"],
-        ["", "0.250", "30", "1", "1.000"],
+        ["1", "50.0%", "10", "1", "2.000"],
+        ["2", "100.0%", "20", "0", "inf"],
+        ["", "25.0%", "30", "1", "1.000"],
     ]
     tex = to_latex(table, "caption", "label")
-    assert r"1 & 0.500 & 10 & 1 & 2.000 \\" in tex and "1.000 & 20" in tex
+    assert r"1 & 50.0\% & 10 & 1 & 2.000 \\" in tex and r"100.0\% & 20" in tex
+
+
+def test_accuracies_read_in_percent_like_the_text_and_other_quantities_keep_their_scale():
+    import pandas as pd
+
+    from tracktale.analysis.report.render import html_table
+    from tracktale.analysis.report.tables import to_latex
+
+    # Before: 0.746 in the accuracy tables beside "74.6%" in the text, figures and scorecard.
+    accuracy = pd.DataFrame(
+        {"task": ["explicit"], "n": [3], "accuracy": [0.0], "ci_low": [0.0], "ci_high": [0.5615]}
+    )
+    cells = re.findall(r"<td>(.*?)</td>", html_table(accuracy))
+    assert cells == ["explicit", "3", "0.0%", "0.0%", "56.1%"]
+    assert r"0.0\% & 0.0\% & 56.1\%" in to_latex(accuracy, "caption", "label")
+    ratio = pd.DataFrame({"log10_ratio": [0.25], "ci_low": [0.1], "ci_high": [0.4]})
+    assert re.findall(r"<td>(.*?)</td>", html_table(ratio)) == ["0.250", "0.100", "0.400"]
+    rates = pd.DataFrame({"accuracy": [74.6], "ci_low": [70.5], "ci_high": [80.5]})
+    assert re.findall(r"<td>(.*?)</td>", html_table(rates)) == ["74.600", "70.500", "80.500"]
 
 
 def test_every_registered_paradigm_declares_its_report_sections_beside_its_stimuli():

@@ -74,6 +74,20 @@ def test_wilson_comes_from_statsmodels_and_does_not_collapse():
     assert wilson_interval(20, 20)[0] == pytest.approx(0.8389, abs=1e-4)
 
 
+@pytest.mark.parametrize("n", [1, 3, 7, 12, 33, 550])
+def test_none_or_all_correct_bounds_the_interval_at_exactly_0_or_1(n):
+    from tracktale.analysis.report.tables import format_cell, to_latex
+
+    # Wilson's 0/3 came out as 5.55e-17, printed "5.55e-17" in the report's tables.
+    assert wilson_interval(0, n)[0] == 0.0 and wilson_interval(n, n)[1] == 1.0
+    table = pd.DataFrame(
+        {"accuracy": [0.0, 1.0], "ci_low": [wilson_interval(0, n)[0], wilson_interval(n, n)[0]]}
+    )
+    printed = [format_cell(value) for value in table["ci_low"]] + [to_latex(table, "t", "t")]
+    assert not any("e-" in text for text in printed), printed
+    assert format_cell(wilson_interval(0, n)[0]) == "0.000"
+
+
 def _clustered(seed: int, people: int = 40, trials: int = 18, spread: float = 1.0):
     import numpy as np
 

@@ -129,3 +129,40 @@ def test_every_optional_extra_named_in_messages_exists():
         "optional-dependencies"
     ]
     assert set(OPTIONAL_EXTRAS.values()) <= set(extras)
+
+
+def test_show_of_an_item_in_a_set_elsewhere_says_to_give_the_set(tmp_path, capsys):
+    out_dir = tmp_path / "sets" / "human"
+    run(["stimuli", "generate", "--protocol", "human", "--out", str(out_dir)], capsys)
+    item_id = json.loads((out_dir / "items.jsonl").read_text().splitlines()[0])["item_id"]
+    code, _, err = run(["stimuli", "show", item_id[:6]], capsys)
+    assert code == 1 and "for a set elsewhere give --set FOLDER" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_the_stimuli_guides_first_example_runs_as_written(tmp_path):
+    # Guides are not run by tests/docs/test_doc_commands.py; this example failed (issue 31).
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import REPO_ROOT
+
+    page = (REPO_ROOT / "docs" / "guides" / "stimuli.md").read_text()
+    block = re.search(r"^```bash\n(.*?)^```", page, re.S | re.M).group(1)
+    assert "stimuli show" in block
+    bin_dir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    env["TRACKTALE_DATA"] = str(tmp_path / "data")
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -103,12 +103,10 @@ def test_install_frontend_needs_npm(monkeypatch, tmp_path):
 
 
 def test_the_wheel_ships_the_front_end_manifest_and_our_static_files():
-    import tomllib
+    from tests.tracktale.test_packaging import shipped_package_data
 
-    data = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    patterns = data["package-data"]["tracktale.experiment"]
+    shipped = shipped_package_data()
     root = REPO_ROOT / "experiment"
-    shipped = {p for pattern in patterns for p in root.glob(pattern)}
     needed = [*OUR_JS, *STATIC.glob("*.css"), *root.glob("templates/*.html")]
     needed += [
         FRONTEND / "package.json",
@@ -120,7 +118,4 @@ def test_the_wheel_ships_the_front_end_manifest_and_our_static_files():
     assert not [p for p in shipped if "node_modules" in p.parts]
     ethics = REPO_ROOT / "ethics"
     documents = [*ethics.glob("*.md"), *ethics.glob("*/*.md"), *ethics.glob("*/*.yaml")]
-    shipped = {
-        p for pattern in data["package-data"]["tracktale.ethics"] for p in ethics.glob(pattern)
-    }
     assert set(documents) <= shipped

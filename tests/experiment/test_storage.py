@@ -446,3 +446,15 @@ def test_a_read_only_connection_is_discarded_and_the_write_refused_for_now(db, h
     stored = db.trial_indices(person.participant_id)
     assert len(stored) == 6 - failures
     assert db.save_trial(record(person, 6, "trial-0006")).outcome == "stored"
+
+
+def test_simulated_participant_ids_follow_from_their_made_up_pid_and_real_ones_do_not():
+    from tracktale.experiment.storage.store import new_participant_id
+
+    simulated = new_participant_id("study", "SIM0001abc", "simulated")
+    assert simulated == new_participant_id("study", "SIM0001abc", "simulated")
+    assert simulated != new_participant_id("study", "SIM0002abc", "simulated")
+    assert simulated != new_participant_id("other", "SIM0001abc", "simulated")
+    assert simulated.startswith("P") and len(simulated) == 17
+    real = {new_participant_id("study", "5f00aa", source) for source in ("online", "online", "lab")}
+    assert len(real) == 3 and simulated not in real

@@ -57,3 +57,29 @@ def test_compact(model_dirs, stimulus_dir, tmp_path, capsys):
     code, out, _ = run(["models", "compact", str(out_dir)], capsys)
     assert code == 0 and "6 rows in one shard (merged 2 shards)" in out
     assert len(list(out_dir.glob("part-*.parquet"))) == 1
+
+
+def test_a_task_that_applies_to_no_item_says_so_and_names_those_that_do(tmp_path, capsys):
+    from tests.conftest import _generated
+    from tracktale.stimulus_set import write_stimulus_set
+
+    boxes = tmp_path / "boxes"
+    write_stimulus_set(_generated("boxes", "smoke", 1), boxes)
+    # The default task (implicit) compares two continuations; boxes items have none. Before,
+    # the run said "nothing missing, not loaded" and "nothing scored" and exited 0.
+    code, out, err = run(score_argv(boxes, "default", tmp_path / "results"), capsys)
+    assert code == 1, (out, err)
+    assert "--task implicit: does not apply to the" in err and "boxes items" in err
+    assert "tasks that do: explicit, sequence" in err
+    assert len(err.strip().splitlines()) == 1 and "nothing" not in out + err
+    assert not (tmp_path / "results").exists()
+
+
+def test_tasks_that_apply_to_none_of_the_items_are_named():
+    from tests.conftest import _generated
+    from tracktale.models.runner import tasks_without_items
+
+    boxes = list(_generated("boxes", "smoke", 1))
+    narrative = list(_generated("narrative", "human", 1).select(role="main"))
+    assert tasks_without_items(("implicit", "explicit"), boxes) == ["implicit"]
+    assert tasks_without_items(("implicit", "explicit", "sequence"), narrative) == []
