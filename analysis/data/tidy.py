@@ -45,6 +45,7 @@ _TRIAL_CARRY = {
     "trial_index": "trial_index",
     "stimulus_sha256": "stimulus_sha256",
     "response": "response",
+    "correct_paper_rule": "correct_paper_rule",
     "intermediates": "intermediates",
     "flags": "flags",
 }
@@ -54,9 +55,13 @@ def model_carry() -> tuple[str, ...]:
     """The result columns the trial table carries.
 
     The result models' fields marked ``CARRIED`` (:mod:`tracktale.schema.results`), over the
-    registered tasks.
+    registered tasks, and those of every paradigm's judgement record (the narrative one's
+    ``several_answers``, which the one-answer rule needs).
     """
-    return carried_columns(result_records())
+    from tracktale.stimuli.registry import get_paradigm, paradigm_names
+
+    judgements = [get_paradigm(name).judgement for name in paradigm_names()]
+    return carried_columns([*result_records(), *dict.fromkeys(judgements)])
 
 
 _MODEL_CARRY = model_carry()
