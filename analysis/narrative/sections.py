@@ -22,10 +22,6 @@ from tracktale.errors import TracktaleError
 from tracktale.models.tasks import judged_tasks
 
 
-def _pre(text: str) -> str:
-    return f"<pre>{html.escape(text)}</pre>"
-
-
 def _list(lines: list[str]) -> str:
     return "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ul>"
 
