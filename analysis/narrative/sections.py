@@ -10,16 +10,20 @@ manipulation check. Each returns ``None`` when its data is absent.
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
 from tracktale.analysis.data.exclusions import apply_exclusions
 from tracktale.analysis.narrative import casestudies, figures
 from tracktale.analysis.narrative.human_inference import human_inference
 from tracktale.analysis.report.build import ReportContext, SectionResult
 from tracktale.analysis.report.style import SavedFigure
-from tracktale.analysis.report.tables import save_table
+from tracktale.analysis.report.tables import SavedTable, save_table
 from tracktale.analysis.stats.proportions import accuracy_table
 from tracktale.errors import TracktaleError
 from tracktale.models.tasks import judged_tasks
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _list(lines: list[str]) -> str:
@@ -119,9 +123,17 @@ def model_section(context: ReportContext) -> SectionResult | None:
     tables, folder = context.tables_dir, context.figures_dir
     section = SectionResult(title=f"{context.paradigm}: models as case studies")
     accuracy = casestudies.model_accuracy(models, ("task", "template", "complexity"), value)
+    templates = casestudies.template_table(models, value)
+    # One table on the page: a row per model, task and template, complexity levels across.
+    saved = save_table(accuracy, tables, "model_accuracy", "")
+    save_table(templates, tables, "templates", "Accuracy by template")
     section.tables.append(
-        save_table(
-            accuracy, tables, "model_accuracy", "Model accuracy by task, template, complexity"
+        SavedTable(
+            saved.name,
+            "Model accuracy (%) by task, template and complexity, all levels together, and the "
+            "difference from the standard template in points (95% intervals in the CSV file)",
+            accuracy_grid(accuracy, templates),
+            saved.paths,
         )
     )
     notes = [f"correctness column: {value}"]
@@ -132,7 +144,11 @@ def model_section(context: ReportContext) -> SectionResult | None:
             notes.append(str(error))
             continue
         section.tables.append(
-            save_table(scaling, tables, f"scaling_{task}", f"Scaling ({task}, standard template)")
+            shown(
+                save_table(
+                    scaling, tables, f"scaling_{task}", f"Scaling ({task}, standard template)"
+                )
+            )
         )
         _add_figure(
             section, figures.scaling_log_axis(scaling, folder, name=f"scaling_log_axis_{task}")
@@ -146,8 +162,6 @@ def model_section(context: ReportContext) -> SectionResult | None:
             save_table(instruction, tables, "instruction_tuning", "Base vs instruct (points)")
         )
         _add_figure(section, figures.instruction_tuning(instruction, folder))
-    templates = casestudies.template_table(models, value)
-    section.tables.append(save_table(templates, tables, "templates", "Accuracy by template"))
     examples = _object_examples(context)
     _add_figure(section, figures.template_robustness(templates, folder, examples))
     _add_figure(section, figures.olmo_instruct_explicit(models, folder, value, subset))
@@ -162,11 +176,39 @@ def model_section(context: ReportContext) -> SectionResult | None:
         placement = casestudies.human_distribution(analysed, models, value)
         people = casestudies.participant_accuracy(analysed)
         section.tables.append(
-            save_table(placement, tables, "human_placement", "Models in the human distribution")
+            shown(
+                save_table(placement, tables, "human_placement", "Models in the human distribution")
+            )
         )
         _add_figure(section, figures.human_distribution_figure(people, placement, folder))
     section.html = _list(notes)
     return section
+
+
+def shown(saved: SavedTable) -> SavedTable:
+    """The table as the page shows it: each model by its label, without its description.
+
+    Family, size and parameter count would repeat on every row; the CSV file keeps them.
+    """
+    table = saved.table
+    if "label" in table.columns:
+        hidden = [c for c in casestudies.MODEL_COLUMNS if c != "label" and c in table.columns]
+        table = table.drop(columns=hidden).rename(columns={"label": "model"})
+        table = table[["model", *[c for c in table.columns if c != "model"]]]
+    return SavedTable(saved.name, saved.title, table, saved.paths)
+
+
+def accuracy_grid(accuracy: pd.DataFrame, templates: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy in percent, a row per model, task and template, complexity levels across."""
+    grid = accuracy.pivot_table(
+        index=["label", "task", "template"], columns="complexity", values="accuracy"
+    )
+    grid.columns = [f"C{int(level)}" for level in grid.columns]
+    grid = 100 * grid
+    overall = templates.set_index(["label", "task", "template"])
+    grid["all"] = 100 * overall["accuracy"]
+    grid["vs standard (points)"] = overall["diff_from_standard_pp"]
+    return grid.round(1).reset_index().rename(columns={"label": "model"})
 
 
 def _object_examples(context: ReportContext) -> dict[str, list[str]]:
