@@ -150,9 +150,13 @@ def model_section(context: ReportContext) -> SectionResult | None:
                 )
             )
         )
-        _add_figure(
-            section, figures.scaling_log_axis(scaling, folder, name=f"scaling_log_axis_{task}")
-        )
+        size_figure = figures.scaling_log_axis(scaling, folder, name=f"scaling_log_axis_{task}")
+        _add_figure(section, size_figure)
+        if size_figure is None and task == "explicit" and scaling["agent"].nunique() < 2:
+            notes.append(
+                "No accuracy-by-size figures: they compare models of different sizes, and "
+                "this run scored one model."
+            )
     _add_figure(section, figures.family_scaling(models, folder, value=value))
     subset = None if context.options.figure_template == "all" else context.options.figure_template
     notes.append(f"Figures 5 and 7: {'all templates pooled' if subset is None else subset}")
