@@ -294,6 +294,10 @@ def scorecard_section(context: ReportContext) -> SectionResult | None:
         "(or meet the paper's bound; a range over models agrees when each end of this run's "
         "range, with its interval, meets the paper's range).",
         *_who_the_people_are(context),
+        "Human accuracies are scored by the study's rule for typed answers; model accuracies "
+        "by the paper's rule for generated ones (the answer contains the target container), "
+        "as the paper scored its models. Where people and models stand side by side (the "
+        "previous section) both are scored under the one-answer rule.",
         "Each row: the paper's value with its section, this run's value, the difference (run "
         "minus paper) and this run's 95% interval. Accuracies in percent.",
         f"GLM rows use this run's task coding ({context.options.task_coding}); the paper's "

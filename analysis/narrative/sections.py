@@ -212,7 +212,8 @@ def accuracy_grid(accuracy: pd.DataFrame, templates: pd.DataFrame) -> pd.DataFra
     overall = templates.set_index(["label", "task", "template"])
     grid["all"] = 100 * overall["accuracy"]
     grid["vs standard (points)"] = overall["diff_from_standard_pp"]
-    return grid.round(1).reset_index().rename(columns={"label": "model"})
+    grid = grid.map(lambda v: f"{v:.1f}" if v == v else "")  # one decimal, blank for none
+    return grid.reset_index().rename(columns={"label": "model"})
 
 
 def _object_examples(context: ReportContext) -> dict[str, list[str]]:
@@ -245,7 +246,9 @@ def manipulation_section(context: ReportContext) -> SectionResult | None:
     context.shared["manipulation_ratios"] = ratios
     section = SectionResult(title=f"{context.paradigm}: template manipulation check")
     section.tables.append(
-        save_table(ratios, context.tables_dir, "manipulation_check", "log10 likelihood ratios")
+        shown(
+            save_table(ratios, context.tables_dir, "manipulation_check", "log10 likelihood ratios")
+        )
     )
     figure = figures.manipulation_check(ratios, context.figures_dir)
     if figure is not None:

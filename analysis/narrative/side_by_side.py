@@ -38,7 +38,7 @@ from tracktale.analysis.report.style import (
     save_figure,
     styled,
 )
-from tracktale.analysis.report.tables import save_table
+from tracktale.analysis.report.tables import SavedTable, save_table
 from tracktale.analysis.stats.proportions import accuracy_table
 from tracktale.models.tasks import task_names
 
@@ -69,14 +69,17 @@ def side_by_side_section(context: ReportContext) -> SectionResult | None:
     human = human if human is not None and not human.empty else None
     section = SectionResult(title=f"{context.paradigm}: people and models side by side")
     joint = joint_table(human, models, value)
+    saved = save_table(joint, context.tables_dir, "humans_and_models", "")
     section.tables.append(
-        save_table(
-            joint,
-            context.tables_dir,
-            "humans_and_models",
-            "Accuracy by task and complexity: participants (after exclusions; 95% participant "
-            "bootstrap) and each model per template (95% Wilson over its items); both scored "
-            f"under the {SIDE_BY_SIDE_RULE} rule ({RULE_WORDS[SIDE_BY_SIDE_RULE]})",
+        SavedTable(
+            saved.name,
+            "Accuracy (%) by complexity on the standard template (the one people saw): "
+            "participants after exclusions and each model, both scored under the "
+            f"{SIDE_BY_SIDE_RULE} rule ({RULE_WORDS[SIDE_BY_SIDE_RULE]}); every template, "
+            "with 95% intervals (participant bootstrap; Wilson over a model's items), in the "
+            "CSV file",
+            side_by_side_grid(joint),
+            saved.paths,
         )
     )
     section.tables.append(
@@ -127,11 +130,21 @@ def joint_table(human: pd.DataFrame | None, models: pd.DataFrame, value: str) ->
         pooled.insert(3, "template", "all")
         parts.append(pooled)
     joint = pd.concat(parts, ignore_index=True, sort=False)
-    joint = joint[
-        ["label", "task", "template", "complexity", "n", "accuracy"]
+    return joint[
+        ["agent", "label", "task", "template", "complexity", "n", "accuracy"]
         + [c for c in ("ci_low", "ci_high") if c in joint.columns]
     ]
-    return joint.rename(columns={"label": "who"})
+
+
+def side_by_side_grid(joint: pd.DataFrame) -> pd.DataFrame:
+    """The joint table as the page shows it: standard template, a column per level, in %."""
+    rows = joint[joint["template"] == "standard"]
+    grid = rows.pivot_table(
+        index=["label", "task"], columns="complexity", values="accuracy", sort=False
+    )
+    grid.columns = [f"C{int(level)}" for level in grid.columns]
+    grid = grid.map(lambda v: f"{100 * v:.1f}" if v == v else "")
+    return grid.reset_index().rename(columns={"label": "who"})
 
 
 def provenance_table(models: pd.DataFrame) -> pd.DataFrame:
@@ -213,7 +226,8 @@ def case_study_figure(
             ax.set_xlabel("Complexity")
             ax.set_title(f"{'AB'[index]}  {task.capitalize()} task", loc="left")
         percent_axes(figure, chance=[CHANCE[task] for task in TASKS])
-        figure.axes[-1].legend(loc="lower left", fontsize=6.5)
+        handles, names = figure.axes[-1].get_legend_handles_labels()
+        figure.legend(handles, names, loc="outside lower center", ncols=4, fontsize=6.5)
         caption = (
             f"{label} and the participants, both scored under the {SIDE_BY_SIDE_RULE} rule "
             f"({RULE_WORDS[SIDE_BY_SIDE_RULE]}). Error bars: 95% intervals, a bootstrap over "
