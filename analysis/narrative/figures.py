@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tracktale.analysis.narrative.answers import SIDE_BY_SIDE_RULE, correct_under
 from tracktale.analysis.narrative.casestudies import final_models
 from tracktale.analysis.report.style import (
     HUMAN_COLOUR,
@@ -98,8 +99,14 @@ def humans_vs_reference(
     if models is not None and not models.empty:
         rows = final_models(models)
         reference = rows[rows["reference"].astype(bool) & (rows["template"] == "standard")]
+        # People and models under one rule for typed answers (the caption names it).
+        reference = reference.assign(
+            correct_rule=correct_under(reference, SIDE_BY_SIDE_RULE, value)
+        )
     if (human is None or human.empty) and (reference is None or reference.empty):
         return None
+    if human is not None and not human.empty:
+        human = human.assign(correct=correct_under(human, SIDE_BY_SIDE_RULE))
     with styled():
         figure = new_figure(2)
         for ax, task in zip(figure.axes, TASKS, strict=True):
@@ -110,7 +117,8 @@ def humans_vs_reference(
             if reference is not None and not reference.empty:
                 task_rows = reference[reference["task"] == task]
                 order = _by_size(task_rows)
-                _models_by_complexity(ax, task_rows, order, OKABE_ITO[1 : 1 + len(order)], value)
+                colours = OKABE_ITO[1 : 1 + len(order)]
+                _models_by_complexity(ax, task_rows, order, colours, "correct_rule")
             levels: set[float] = set()
             for rows in (human, reference):
                 if rows is not None:
@@ -127,7 +135,10 @@ def humans_vs_reference(
 def _fig3_caption(
     human: pd.DataFrame | None, reference: pd.DataFrame | None, cluster: str | None
 ) -> str:
-    parts = ["Humans and reference models by complexity."]
+    parts = [
+        f"Humans and reference models by complexity, typed answers scored under the "
+        f"{SIDE_BY_SIDE_RULE} rule for both (the target container and no other)."
+    ]
     if human is not None and not human.empty:
         people = "a bootstrap over participants" if cluster else "Wilson over the pooled trials"
         parts.append(f"Error bars: 95% intervals, for the people {people}")
@@ -137,7 +148,7 @@ def _fig3_caption(
         lead = "; for" if len(parts) > 1 else "Error bars: 95% intervals, for"
         parts.append(
             f"{lead} each model Wilson over its {n} items per point. The model lines use the "
-            "standard template (the one people saw), scored by the paper's contains rule"
+            "standard template (the one people saw)"
         )
     parts[-1] += "."
     parts.append(
@@ -382,7 +393,8 @@ def human_distribution_figure(
             "Models within the human accuracy distribution. Each model's accuracy here is on the "
             "participants' own cells only (standard template, each cell weighted as often as "
             "it occurs in their trials), so it differs from its accuracy over all cells and "
-            "templates elsewhere in the report."
+            "templates elsewhere in the report. People and models are both scored under the "
+            f"{SIDE_BY_SIDE_RULE} rule."
         )
         return save_figure(figure, folder, "human_distribution", caption)
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from tracktale.analysis.data.exclusions import apply_exclusions
 from tracktale.analysis.narrative import casestudies, figures
+from tracktale.analysis.narrative.answers import SIDE_BY_SIDE_RULE
 from tracktale.analysis.narrative.human_inference import human_inference
 from tracktale.analysis.report.build import ReportContext, SectionResult
 from tracktale.analysis.report.style import SavedFigure
@@ -178,7 +179,7 @@ def model_section(context: ReportContext) -> SectionResult | None:
     analysed = context.shared.get("human_analysed")
     if analysed is not None and not analysed.empty:
         placement = casestudies.human_distribution(analysed, models, value)
-        people = casestudies.participant_accuracy(analysed)
+        people = casestudies.participant_accuracy(analysed, SIDE_BY_SIDE_RULE)
         section.tables.append(
             shown(
                 save_table(placement, tables, "human_placement", "Models in the human distribution")
