@@ -50,7 +50,7 @@ def test_the_report_from_simulated_people_and_a_results_file(inputs, tmp_path, c
         "accuracy below 50% on a task excludes from that task",
         "participants analysed",
         "complexity x task",
-        "mixed model 1 (statsmodels) APPROXIMATE",
+        "Mixed model 1 (variational Bayes, APPROXIMATE)",
         "Inference: GLM, SEs clustered by participant and item (two-way)",
         "The paper's specification: GLM, SEs clustered by participant",
         "times less likely than standard",
@@ -71,6 +71,9 @@ def test_the_report_from_simulated_people_and_a_results_file(inputs, tmp_path, c
     permuted = lead.set_index("term")["p_permutation"]
     assert 0 < permuted["complexity_c"] <= 1 and permuted.drop("complexity_c").isna().all()
     assert "Complexity is tested by permuting the items&#x27; complexity across all" in page
+    # Each fit is one table on the page; its full text summary is a file beside it.
+    assert "<pre>" not in page
+    assert "APPROXIMATE" in (out / "tables" / "mixed_model1_fixed.txt").read_text()
     mixed = pd.read_csv(out / "tables" / "mixed_model1_fixed.csv")
     assert mixed["approximate"].all()
     accuracy = pd.read_csv(out / "tables" / "human_accuracy_by_complexity.csv")
