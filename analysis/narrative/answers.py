@@ -86,10 +86,8 @@ def answers_table(models: pd.DataFrame, value: str = "correct") -> pd.DataFrame:
     for (label, task), rows in models.groupby(["label", "task"], sort=True):
         entry: dict[str, object] = {"model": label, "task": task, "n": len(rows)}
         if task == "explicit":
-            finish = rows["finish_reason"] if "finish_reason" in rows.columns else None
-            known = finish is not None and finish.notna().any()
             entry["budget"] = _budgets(rows)
-            entry["hit_budget"] = int((finish == "length").sum()) if known else None
+            entry["hit_budget"] = _budget_hits(rows)
             entry["several_containers"] = int(several_answers(rows).sum())
         for rule in RULES:
             entry[f"accuracy_{rule}"] = float(correct_under(rows, rule, value).mean())
@@ -100,6 +98,13 @@ def answers_table(models: pd.DataFrame, value: str = "correct") -> pd.DataFrame:
             table[column] = None
     columns = ["model", "task", "n", "budget", "hit_budget", "several_containers"]
     return table[columns + [f"accuracy_{rule}" for rule in RULES]]
+
+
+def _budget_hits(rows: pd.DataFrame) -> int | None:
+    """Generations that stopped at their budget; ``None`` where the backend does not say."""
+    if "finish_reason" not in rows.columns or rows["finish_reason"].isna().all():
+        return None
+    return int((rows["finish_reason"] == "length").sum())
 
 
 def _budgets(rows: pd.DataFrame) -> str:
