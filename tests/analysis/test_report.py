@@ -407,7 +407,7 @@ def test_whole_number_columns_show_integers_and_real_ones_keep_their_decimals():
         }
     )
     rows = re.findall(r"<tr>(.*?)</tr>", html_table(table), re.S)[1:]
-    cells = [re.findall(r"<td>(.*?)</td>", row) for row in rows]
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows]
     assert cells == [
         ["1", "0.500", "10", "1", "2.000"],
         ["2", "1.000", "20", "0", "inf"],
