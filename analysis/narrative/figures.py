@@ -288,15 +288,15 @@ def template_robustness(
                 ax.bar(x + offset, cell["accuracy"], width, yerr=err, color=colour, label=template)
             _model_ticks(ax, x, [labels[a] for a in order])
             ax.set_title(f"{'BC'[index]}  {task.capitalize()} task", loc="left")
-        percent_axes(figure)
-        for line in list(figure.axes[0].lines):  # percent_axes styles every panel; A is text
-            line.remove()
+        # Chance only where there is one: the implicit panel (C); B is open recall.
+        percent_axes(figure, chance=[None, None, CHANCE_BY_TASK["implicit"]])
         figure.axes[0].set_ylabel("")
         figure.axes[1].set_ylabel("Accuracy (%)")
 
         caption = (
             "Accuracy by object template (paper's contains rule for the explicit task); error "
-            "bars: 95% Wilson intervals over each model's items"
+            "bars: 95% Wilson intervals over each model's items; the dashed grey line in panel "
+            "C is chance in the implicit task (50%)"
         )
         return save_figure(figure, folder, "fig6_templates", caption)
 
