@@ -181,7 +181,7 @@ def family_scaling(
             _complexity_axis(ax, sorted(family_rows["complexity"].unique()))
             ax.set_title(f"{'AB'[index]}  {family} (base), {task}", loc="left")
             ax.legend(loc="lower left", ncol=2)
-        percent_axes(figure)
+        percent_axes(figure, chance=CHANCE_BY_TASK[task])
         return save_figure(figure, folder, "fig4_scaling", f"Scaling: {task} accuracy by size")
 
 
@@ -239,7 +239,7 @@ def instruction_tuning(instruction: pd.DataFrame, folder: Path) -> SavedFigure |
             ax.set_xticks(x, list(task_rows["size_label"]))
             ax.set_xlabel("OLMo 2 size")
             ax.set_title(f"{'AB'[index]}  {task.capitalize()} task", loc="left")
-        percent_axes(figure)
+        percent_axes(figure, chance=[CHANCE_BY_TASK[task] for task in TASKS])
         figure.axes[0].legend(loc="upper left")
         return save_figure(figure, folder, "fig5_instruction_tuning", "OLMo 2 base vs instruct")
 
@@ -337,7 +337,7 @@ def olmo_instruct_explicit(
         order = _by_size(rows)
         _models_by_complexity(ax, rows, order, sequential_colours(len(order)), value)
         _complexity_axis(ax, sorted(rows["complexity"].unique()))
-        percent_axes(figure)
+        percent_axes(figure, chance=None)  # open recall: no chance level
         ax.set_title("OLMo 2 Instruct, explicit task", loc="left")
         ax.legend(loc="lower left")
         return save_figure(
