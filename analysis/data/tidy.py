@@ -55,13 +55,15 @@ def model_carry() -> tuple[str, ...]:
     """The result columns the trial table carries.
 
     The result models' fields marked ``CARRIED`` (:mod:`tracktale.schema.results`), over the
-    registered tasks, and those of every paradigm's judgement record (the narrative one's
-    ``several_answers``, which the one-answer rule needs).
+    registered tasks.
     """
-    from tracktale.stimuli.registry import get_paradigm, paradigm_names
+    return carried_columns(result_records())
 
-    judgements = [get_paradigm(name).judgement for name in paradigm_names()]
-    return carried_columns([*result_records(), *dict.fromkeys(judgements)])
+
+ANSWER_COLUMNS = ("max_new_tokens", "finish_reason", "answers_named", "several_answers")
+"""How a generated answer ended and what it named, carried where the results hold them: the
+report counts budget hits and applies the one-answer rule
+(:mod:`tracktale.analysis.narrative.answers`)."""
 
 
 _MODEL_CARRY = model_carry()
@@ -77,6 +79,7 @@ _RESERVED = {
     "correct",
     *_TRIAL_CARRY.values(),
     *_MODEL_CARRY,
+    *ANSWER_COLUMNS,
 }
 
 
@@ -495,7 +498,7 @@ def model_trial_rows(results: pd.DataFrame) -> pd.DataFrame:
     tidy.insert(0, "agent_kind", "model")
     tidy.insert(3, "source", "model")
     tidy["correct"] = results["correct"] if "correct" in results.columns else math.nan
-    for column in model_carry():
+    for column in (*model_carry(), *ANSWER_COLUMNS):
         if column in results.columns:
             tidy[column] = results[column].to_numpy()
     descriptions = {m: describe_model(m) for m in tidy["agent"].unique()}

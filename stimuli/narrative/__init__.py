@@ -18,11 +18,11 @@ import random
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
 from tracktale.errors import TracktaleError
 from tracktale.item import Item
-from tracktale.schema.results import CARRIED, Judgement
+from tracktale.schema.results import Judgement
 from tracktale.stimuli import lexicons
 from tracktale.stimuli.lexicons import CHARACTER_POOLS, TEMPLATES, Noun
 from tracktale.stimuli.narrative.design import (
@@ -65,8 +65,8 @@ class NarrativeJudgement(Judgement):
     """
 
     matched: str | None
-    answers_named: Annotated[int, CARRIED]
-    several_answers: Annotated[bool, CARRIED]
+    answers_named: int
+    several_answers: bool
 
 
 class NarrativeParadigm(Paradigm):

@@ -217,13 +217,13 @@ class ExplicitResult(JudgedResult):
     output: Annotated[str, CARRIED]
     prompt_format: Annotated[Literal["plain", "chat"], CARRIED]
     prompt_format_requested: str
-    max_new_tokens: Annotated[int, CARRIED]
+    max_new_tokens: int
     temperature: float
     num_samples: int
     sampling_seed: int | None
     sample_seed: int | None
     rerun_truncated: bool
-    finish_reason: Annotated[str | None, CARRIED] = None
+    finish_reason: str | None = None
     output_logprob: LogProb | None = None
     output_n_tokens: int | None = None
     output_tokens: Tokens | None = None
