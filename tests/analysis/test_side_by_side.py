@@ -85,3 +85,28 @@ def test_the_side_by_side_section_names_its_rule_and_intervals(one_model_section
     assert {"hit_budget", "several_containers", "accuracy_contains"} <= set(how.table.columns)
     # Provenance: once per model, in a sentence, not as a table of hashes on the page.
     assert [t.name for t in section.tables] == ["humans_and_models", "model_answers"]
+
+
+def test_stored_answers_reach_the_table_with_their_containers(small_model_set, tmp_path):
+    from tests.analysis.conftest import explicit_records
+    from tracktale.analysis.data.tidy import build_trial_table, item_table, load_model_results
+    from tracktale.models.store import write_shard
+
+    items = small_model_set.select(role="main")[:6]
+
+    def answer(item, index):
+        # Half the answers list every container: right by the paper's rule, wrong by one-answer.
+        other = "basket" if item.answer != "basket" else "box"
+        return f"the {item.answer}" if index % 2 else f"the {item.answer} or the {other}"
+
+    records = explicit_records(small_model_set, answer)
+    write_shard(
+        tmp_path / "results", [r for r in records if r.item_id in {i.item_id for i in items}]
+    )
+    trials = build_trial_table(
+        item_table([small_model_set]), None, load_model_results(tmp_path / "results")
+    )
+    table = answers.answers_table(trials).set_index("task").loc["explicit"]
+    assert (table["n"], table["several_containers"]) == (6, 3)
+    assert table["accuracy_contains"] == 1.0 and table["accuracy_one-answer"] == 0.5
+    assert table["budget"] == "64"
