@@ -50,7 +50,7 @@ from tracktale.models.endpoint import (
     check_client_settings,
     check_served_model,
 )
-from tracktale.models.tokens import BOS_POLICIES, cut_at_stop
+from tracktale.models.tokens import BOS_POLICIES, cut_at_stop, server_stops
 from tracktale.scorer import (
     ChoiceRequest,
     Generation,
@@ -251,8 +251,8 @@ class CompletionsScorer(Scorer):
         bodies, owners = [], []
         for (budget, stops), indices in groups.items():
             settings = {"max_tokens": budget, "logprobs": 1, "echo": False}
-            if stops:
-                settings["stop"] = list(stops[:MAX_STOP_STRINGS])
+            if server_stops(stops, MAX_STOP_STRINGS):
+                settings["stop"] = server_stops(stops, MAX_STOP_STRINGS)
             for chunk in self._chunks(indices):
                 bodies.append(self._body([requests[i].prompt for i in chunk], **settings))
                 owners.append(chunk)
@@ -465,7 +465,8 @@ def _generation(
         text=text,
         tokens=tuple(tokens),
         logprobs=tuple(scores),
-        finish_reason=choice.get("finish_reason"),
+        # A stop string applied here (not sent to the server) ended the answer, not its budget.
+        finish_reason="stop" if text != full else choice.get("finish_reason"),
         details=details,
     )
 

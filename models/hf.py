@@ -370,7 +370,11 @@ class HFScorer(Scorer):
             if not request.stop:
                 return False
             tail = self.tokenizer.decode(ids[-tails[row] :], skip_special_tokens=True)
-            return any(stop in tail for stop in request.stop)
+            if not any(stop in tail for stop in request.stop):
+                return False
+            # A newline before the first word ends nothing (cut_at_stop): check the whole text.
+            text = self.tokenizer.decode(ids, skip_special_tokens=True)
+            return cut_at_stop(text, request.stop) != text
 
         return finished
 

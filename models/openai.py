@@ -45,7 +45,7 @@ from tracktale.models.endpoint import (
     check_client_settings,
     check_served_model,
 )
-from tracktale.models.tokens import cut_at_stop
+from tracktale.models.tokens import cut_at_stop, server_stops
 from tracktale.scorer import (
     ChoiceRequest,
     Generation,
@@ -211,8 +211,8 @@ class OpenAIScorer(Scorer):
             "n": 1,
             self.max_tokens_field: request.max_new_tokens,
         }
-        if request.stop:
-            body["stop"] = list(request.stop[:MAX_STOP_STRINGS])
+        if server_stops(request.stop, MAX_STOP_STRINGS):
+            body["stop"] = server_stops(request.stop, MAX_STOP_STRINGS)
         if self.logprobs:
             body["logprobs"] = True
             if self.top_logprobs:
@@ -263,7 +263,8 @@ def _generation(answer: Mapping[str, Any], cached: bool, stops: Sequence[str]) -
         text=text,
         tokens=tokens,
         logprobs=logprobs,
-        finish_reason=choice.get("finish_reason"),
+        # A stop string applied here (not sent to the server) ended the answer, not its budget.
+        finish_reason="stop" if text != full else choice.get("finish_reason"),
         details=details,
     )
 

@@ -216,6 +216,24 @@ def use_chat_format(
 
 
 def cut_at_stop(text: str, stops: Sequence[str]) -> str:
-    """``text`` up to the first of the stop strings (all of it when none occurs)."""
-    cut = min((text.find(stop) for stop in stops if stop and stop in text), default=len(text))
+    r"""``text`` up to the first of the stop strings (all of it when none occurs).
+
+    A stop string of whitespace alone (``"\n"``: the end of the answer's line) ends the answer
+    only once it has begun: the whitespace a model writes before its first word is no answer's
+    end (a base model often starts on a new line after ``Location:``).
+    """
+    begun = len(text) - len(text.lstrip())
+    found = [
+        text.find(stop, begun if stop.isspace() else 0) for stop in stops if stop and stop in text
+    ]
+    cut = min((at for at in found if at >= 0), default=len(text))
     return text[:cut]
+
+
+def server_stops(stops: Sequence[str], limit: int) -> list[str]:
+    """The stop strings an endpoint may apply itself, at most ``limit``.
+
+    Not those of whitespace alone: a server would end on the newline before the first word;
+    the caller applies them with :func:`cut_at_stop`.
+    """
+    return [stop for stop in stops if stop and not stop.isspace()][:limit]

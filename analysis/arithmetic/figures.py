@@ -64,6 +64,13 @@ def _percent_axis(axes: Any, label: str = "FAA (%)") -> None:
     axes.set_ylabel(label)
 
 
+def _step_axis(ax: Any) -> None:
+    """Steps are whole numbers: ticks at integers only."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def _level_key(level: str) -> tuple[int, float, str]:
     """Operations in the paper's order, numbers by value, the rest as text."""
     if level in OPERATION_ORDER:
@@ -95,6 +102,7 @@ def plot_faa_by_horizon(table: pd.DataFrame, folder: Path) -> SavedFigure:
                 color=style["color"],
             )  # fmt: skip
         ax.set_xlabel("steps")
+        _step_axis(ax)
         _percent_axis(ax)
         ax.set_title("FAA by procedure length")
         ax.legend(fontsize=6.5, ncol=2 if table["model"].nunique() > 6 else 1)
@@ -185,6 +193,7 @@ def _factor_lines(ax: Any, rows: pd.DataFrame, factor: str, *, legend: bool = Tr
             **_style(index),
         )  # fmt: skip
     ax.set_xlabel("steps")
+    _step_axis(ax)
     _percent_axis(ax)
     if legend and len(rows):
         ax.legend(fontsize=6.5)
@@ -265,6 +274,7 @@ def plot_magnitudes(
             label = short_label(level) if by == "model" else _level_label(by, str(level))
             ax.set_title(label, fontsize=9)
             ax.set_xlabel("steps")
+            _step_axis(ax)
         axes[0][0].set_ylabel("log10 median |expected output|")
         axes[0][0].legend(fontsize=7)
         figure.suptitle(title, fontsize=10)
@@ -323,6 +333,7 @@ def plot_par_by_horizon(table: pd.DataFrame, folder: Path) -> SavedFigure:
                 **_style(index),
             )  # fmt: skip
         ax.set_xlabel("steps")
+        _step_axis(ax)
         _percent_axis(ax, "PAR (%)")
         ax.set_title("Parseable answers by procedure length")
         ax.legend(fontsize=6.5, ncol=2 if table["model"].nunique() > 6 else 1)
@@ -361,6 +372,7 @@ def plot_people_vs_models(table: pd.DataFrame, folder: Path) -> SavedFigure:
                 color=style["color"],
             )
         ax.set_xlabel("steps")
+        _step_axis(ax)
         _percent_axis(ax)
         ax.set_title("FAA by procedure length: people and models")
         ax.legend(fontsize=6.5)

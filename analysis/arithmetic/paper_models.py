@@ -94,6 +94,9 @@ def short_label(model: str) -> str:
     """The paper's abbreviation for its models, the label itself for any other."""
     known = paper_model(model)
     if known is None:
-        return model
+        from tracktale.analysis.data.catalog import describe_model
+
+        name, _, revision = model.partition("@")
+        return describe_model(name).label + (f"@{revision}" if revision else "")
     revision = model.split("@", 1)[1] if "@" in model else ""
     return known.abbreviation + (f"@{revision}" if revision else "")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -36,8 +36,26 @@ def slug(*parts: object) -> str:
 
 
 def model_label(model_id: str, revision: str) -> str:
-    """``EleutherAI/pythia-160m@step1000`` (the model alone without a revision)."""
-    return f"{model_id}@{revision}" if revision else model_id
+    """``Pythia 160M@step1000``: the model's readable label (the catalog's), with its revision."""
+    from tracktale.analysis.data.catalog import describe_model
+
+    label = describe_model(model_id).label
+    return f"{label}@{revision}" if revision else label
+
+
+def _title(figure: Figure, text: str, width_inches: float) -> None:
+    """A figure title wrapped to the figure's width, so that no part of it is cut off."""
+    import textwrap
+
+    lines = [textwrap.fill(line, max(24, int(width_inches * 11))) for line in text.split("\n")]
+    figure.suptitle("\n".join(lines), fontsize="medium")
+
+
+def _step_axis(ax: Any) -> None:
+    """Steps are whole numbers: ticks at integers only."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def save(figure: Figure, base: Path, title: str) -> SavedFigure:
@@ -105,9 +123,19 @@ def plot_probing(table: pd.DataFrame, out_dir: Path) -> list[SavedFigure]:
                 ax.set_ylim(-0.02, 1.02)
                 ax.set_title(f"{shot}-shot: {'Step-EM' if metric == 'step_em' else 'State-EM'}")
                 ax.set_xlabel("step")
-        axes[0][0].legend(fontsize="small", title=", ".join(factors), title_fontsize="small")
+                _step_axis(ax)
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        figure.legend(
+            handles,
+            labels,
+            loc="outside lower center",
+            ncols=min(3, max(1, len(labels))),
+            fontsize="small",
+            title=", ".join(factors),
+            title_fontsize="small",
+        )
         label = model_label(model_id, revision)
-        figure.suptitle(f"Intermediate state probing: {label}")
+        _title(figure, f"Intermediate state probing: {label}", 4.2 * len(shots))
         title = (
             f"Intermediate state probing (as the paper's Figure 2), {label}: Step-EM and "
             "State-EM at every probed step, per shot count and condition, with 95% bootstrap "
@@ -147,15 +175,16 @@ def plot_transitions(counts: pd.DataFrame, out_dir: Path) -> list[SavedFigure]:
                 )
             ax.set_title(title)
             ax.set_xlabel("step")
+            _step_axis(ax)
             ax.set_ylim(-0.02, 1.02)
-            ax.legend(fontsize="x-small")
+            ax.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2)
         axes[0].set_ylabel("share of states")
         label = model_label(values["model_id"], values["revision"])
-        figure.suptitle(
-            f"Transitions between steps: {label}\n{_describe(values)}", fontsize="medium"
-        )
+        _title(figure, f"Transitions between steps: {label}\n{_describe(values)}", 10)
         name = slug(
-            label,
+            f"{values['model_id']}@{values['revision']}"
+            if values["revision"]
+            else values["model_id"],
             values["shots"],
             values["language"],
             values["instruction"],

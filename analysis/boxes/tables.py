@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from tracktale.analysis.boxes.figures import model_label
 from tracktale.analysis.boxes.scores import ROW_FACTORS
 from tracktale.analysis.report.tables import to_latex
 from tracktale.atomic import atomic_write
@@ -56,7 +55,9 @@ def paper_layout(long: pd.DataFrame) -> pd.DataFrame:
     if long.empty:
         return pd.DataFrame(columns=["model", *factors])
     cells = long.assign(
-        model=[model_label(m, r) for m, r in zip(long["model_id"], long["revision"], strict=True)],
+        model=[
+            f"{m}@{r}" if r else m for m, r in zip(long["model_id"], long["revision"], strict=True)
+        ],
         cell=[
             f"{_percent(step)} / {_percent(state)}"
             for step, state in zip(long["step_em"], long["state_em"], strict=True)

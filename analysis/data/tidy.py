@@ -47,6 +47,7 @@ _TRIAL_CARRY = {
     "trial_index": "trial_index",
     "stimulus_sha256": "stimulus_sha256",
     "response": "response",
+    "correct_paper_rule": "correct_paper_rule",
     "intermediates": "intermediates",
     "flags": "flags",
 }
@@ -59,6 +60,12 @@ def model_carry() -> tuple[str, ...]:
     registered tasks.
     """
     return carried_columns(result_records())
+
+
+ANSWER_COLUMNS = ("max_new_tokens", "finish_reason", "answers_named", "several_answers")
+"""How a generated answer ended and what it named, carried where the results hold them: the
+report counts budget hits and applies the one-answer rule
+(:mod:`tracktale.analysis.narrative.answers`)."""
 
 
 _MODEL_CARRY = model_carry()
@@ -74,6 +81,7 @@ _RESERVED = {
     "correct",
     *_TRIAL_CARRY.values(),
     *_MODEL_CARRY,
+    *ANSWER_COLUMNS,
 }
 
 
@@ -519,7 +527,7 @@ def model_trial_rows(results: pd.DataFrame) -> pd.DataFrame:
     tidy.insert(0, "agent_kind", "model")
     tidy.insert(3, "source", "model")
     tidy["correct"] = results["correct"] if "correct" in results.columns else math.nan
-    for column in model_carry():
+    for column in (*model_carry(), *ANSWER_COLUMNS):
         if column in results.columns:
             tidy[column] = results[column].to_numpy()
     descriptions = {m: describe_model(m) for m in tidy["agent"].unique()}

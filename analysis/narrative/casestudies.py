@@ -153,8 +153,12 @@ def checkpoint_table(
     return _describe(table, models).sort_values(["agent", "step"]).reset_index(drop=True)
 
 
-def participant_accuracy(human: pd.DataFrame) -> pd.DataFrame:
-    """Each analysed participant's accuracy per task."""
+def participant_accuracy(human: pd.DataFrame, rule: str | None = None) -> pd.DataFrame:
+    """Each analysed participant's accuracy per task (under ``rule``; ``None``: the study's)."""
+    from tracktale.analysis.narrative.answers import correct_under
+
+    if rule is not None:
+        human = human.assign(correct=correct_under(human, rule))
     grouped = human.groupby(["agent", "task"])["correct"]
     return grouped.agg(accuracy="mean", n="size").reset_index()
 
@@ -166,7 +170,8 @@ def human_distribution(
 
     Models are scored on the human design's cells only (standard template), and their cell
     accuracies are weighted by how often each cell occurs in the human trials of that task, so a
-    model's accuracy is what it would score on the participants' trial list.
+    model's accuracy is what it would score on the participants' trial list. People and models
+    are scored under one rule (:data:`~tracktale.analysis.narrative.answers.SIDE_BY_SIDE_RULE`).
 
     Returns:
         One row per model and task: ``model_accuracy`` (matched), the human median, quartiles,
@@ -174,16 +179,19 @@ def human_distribution(
     """
     import pandas as pd
 
+    from tracktale.analysis.narrative.answers import SIDE_BY_SIDE_RULE, correct_under
+
     _check_value(models, value)
-    people = participant_accuracy(human)
+    people = participant_accuracy(human, SIDE_BY_SIDE_RULE)
     rows = final_models(models)
     rows = rows[rows["template"] == "standard"]
+    rows = rows.assign(correct_rule=correct_under(rows, SIDE_BY_SIDE_RULE, value))
     out = []
     for task, trials in human.groupby("task"):
         weights = trials["cell"].value_counts(normalize=True)
         scores = people.loc[people["task"] == task, "accuracy"].to_numpy()
         task_rows = rows[(rows["task"] == task) & rows["cell"].isin(weights.index)]
-        cells = task_rows.groupby(["agent", "cell"])[value].mean().unstack("cell")
+        cells = task_rows.groupby(["agent", "cell"])["correct_rule"].mean().unstack("cell")
         for agent, accuracies in cells.iterrows():
             present = accuracies.dropna().index
             if len(present) < len(weights):

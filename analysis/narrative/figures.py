@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tracktale.analysis.narrative.answers import SIDE_BY_SIDE_RULE, correct_under
 from tracktale.analysis.narrative.casestudies import final_models
 from tracktale.analysis.report.style import (
     HUMAN_COLOUR,
@@ -34,6 +35,10 @@ if TYPE_CHECKING:
 TASKS = ("explicit", "implicit")
 
 
+CHANCE_BY_TASK: dict[str, float | None] = {"explicit": None, "implicit": 0.5}
+"""Chance accuracy per task: open recall has none; the two-way choice 50%."""
+
+
 def _errorbar(ax: Any, table: pd.DataFrame, x: str, **style: Any) -> None:
     lower = (table["accuracy"] - table["ci_low"]).clip(lower=0)
     upper = (table["ci_high"] - table["accuracy"]).clip(lower=0)
@@ -52,6 +57,16 @@ def _models_by_complexity(
     for agent, colour in zip(order, colours, strict=True):
         series = table[table["agent"] == agent]
         _errorbar(ax, series, "complexity", color=colour, label=series["label"].iloc[0])
+
+
+def _model_ticks(ax: Any, x: Any, labels: Sequence[str]) -> None:
+    """Model names under bars: level and wrapped when few, slanted only when many."""
+    import textwrap
+
+    if len(labels) <= 3:
+        ax.set_xticks(x, [textwrap.fill(label, 16) for label in labels])
+    else:
+        ax.set_xticks(x, list(labels), rotation=60, ha="right")
 
 
 def _line_styles(n: int) -> list[dict[str, Any]]:
@@ -84,8 +99,14 @@ def humans_vs_reference(
     if models is not None and not models.empty:
         rows = final_models(models)
         reference = rows[rows["reference"].astype(bool) & (rows["template"] == "standard")]
+        # People and models under one rule for typed answers (the caption names it).
+        reference = reference.assign(
+            correct_rule=correct_under(reference, SIDE_BY_SIDE_RULE, value)
+        )
     if (human is None or human.empty) and (reference is None or reference.empty):
         return None
+    if human is not None and not human.empty:
+        human = human.assign(correct=correct_under(human, SIDE_BY_SIDE_RULE))
     with styled():
         figure = new_figure(2)
         for ax, task in zip(figure.axes, TASKS, strict=True):
@@ -96,18 +117,45 @@ def humans_vs_reference(
             if reference is not None and not reference.empty:
                 task_rows = reference[reference["task"] == task]
                 order = _by_size(task_rows)
-                _models_by_complexity(ax, task_rows, order, OKABE_ITO[1 : 1 + len(order)], value)
+                colours = OKABE_ITO[1 : 1 + len(order)]
+                _models_by_complexity(ax, task_rows, order, colours, "correct_rule")
             levels: set[float] = set()
             for rows in (human, reference):
                 if rows is not None:
                     levels |= set(rows["complexity"].dropna())
             _complexity_axis(ax, sorted(levels))
             ax.set_title(f"{'AB'[TASKS.index(task)]}  {task.capitalize()} task", loc="left")
-        percent_axes(figure)
+        percent_axes(figure, chance=[None, 0.5])
         figure.axes[-1].legend(loc="lower left")
         return save_figure(
-            figure, folder, "fig3_humans_vs_reference", "Humans and reference models by complexity"
+            figure, folder, "fig3_humans_vs_reference", _fig3_caption(human, reference, cluster)
         )
+
+
+def _fig3_caption(
+    human: pd.DataFrame | None, reference: pd.DataFrame | None, cluster: str | None
+) -> str:
+    parts = [
+        f"Humans and reference models by complexity, typed answers scored under the "
+        f"{SIDE_BY_SIDE_RULE} rule for both (the target container and no other)."
+    ]
+    if human is not None and not human.empty:
+        people = "a bootstrap over participants" if cluster else "Wilson over the pooled trials"
+        parts.append(f"Error bars: 95% intervals, for the people {people}")
+    if reference is not None and not reference.empty:
+        counts = reference.groupby(["agent", "task", "complexity"]).size()
+        n = f"{counts.min()}" if counts.min() == counts.max() else f"{counts.min()}-{counts.max()}"
+        lead = "; for" if len(parts) > 1 else "Error bars: 95% intervals, for"
+        parts.append(
+            f"{lead} each model Wilson over its {n} items per point. The model lines use the "
+            "standard template (the one people saw)"
+        )
+    parts[-1] += "."
+    parts.append(
+        "The dashed grey line at 50% in panel B is chance in the implicit task (two "
+        "continuations); panel A (open recall) has no chance level."
+    )
+    return " ".join(parts)
 
 
 def family_scaling(
@@ -133,7 +181,7 @@ def family_scaling(
             _complexity_axis(ax, sorted(family_rows["complexity"].unique()))
             ax.set_title(f"{'AB'[index]}  {family} (base), {task}", loc="left")
             ax.legend(loc="lower left", ncol=2)
-        percent_axes(figure)
+        percent_axes(figure, chance=CHANCE_BY_TASK[task])
         return save_figure(figure, folder, "fig4_scaling", f"Scaling: {task} accuracy by size")
 
 
@@ -142,8 +190,8 @@ def scaling_log_axis(
 ) -> SavedFigure | None:
     """Overall accuracy against parameter count on a log axis, one line per family/variant."""
     rows = scaling.dropna(subset=["n_parameters"])
-    if rows.empty:
-        return None
+    if rows["agent"].nunique() < 2:
+        return None  # one point on a size axis compares nothing
     with styled():
         figure = new_figure(1, width=4.2)
         ax = figure.axes[0]
@@ -154,10 +202,14 @@ def scaling_log_axis(
             _errorbar(ax, group, "n_parameters", color=colour, label=label)
         ax.set_xscale("log")
         ax.set_xlabel("Parameters (log scale)")
-        percent_axes(figure)
+        percent_axes(figure, chance=CHANCE_BY_TASK.get(str(rows["task"].iloc[0])))
         ax.set_title(f"{rows['task'].iloc[0].capitalize()} accuracy by model size", loc="left")
         ax.legend(loc="lower right")
-        return save_figure(figure, folder, name, "Accuracy against parameter count (log axis)")
+        caption = (
+            "Accuracy against parameter count (log axis), standard template; error bars: 95% "
+            "Wilson intervals over each model's items"
+        )
+        return save_figure(figure, folder, name, caption)
 
 
 def instruction_tuning(instruction: pd.DataFrame, folder: Path) -> SavedFigure | None:
@@ -187,7 +239,7 @@ def instruction_tuning(instruction: pd.DataFrame, folder: Path) -> SavedFigure |
             ax.set_xticks(x, list(task_rows["size_label"]))
             ax.set_xlabel("OLMo 2 size")
             ax.set_title(f"{'AB'[index]}  {task.capitalize()} task", loc="left")
-        percent_axes(figure)
+        percent_axes(figure, chance=[CHANCE_BY_TASK[task] for task in TASKS])
         figure.axes[0].legend(loc="upper left")
         return save_figure(figure, folder, "fig5_instruction_tuning", "OLMo 2 base vs instruct")
 
@@ -234,15 +286,19 @@ def template_robustness(
                 ]
                 offset = (position - (len(names) - 1) / 2) * width
                 ax.bar(x + offset, cell["accuracy"], width, yerr=err, color=colour, label=template)
-            ax.set_xticks(x, [labels[a] for a in order], rotation=60, ha="right")
+            _model_ticks(ax, x, [labels[a] for a in order])
             ax.set_title(f"{'BC'[index]}  {task.capitalize()} task", loc="left")
-        percent_axes(figure)
-        for line in list(figure.axes[0].lines):  # percent_axes styles every panel; A is text
-            line.remove()
+        # Chance only where there is one: the implicit panel (C); B is open recall.
+        percent_axes(figure, chance=[None, None, CHANCE_BY_TASK["implicit"]])
         figure.axes[0].set_ylabel("")
         figure.axes[1].set_ylabel("Accuracy (%)")
 
-        return save_figure(figure, folder, "fig6_templates", "Accuracy by object template")
+        caption = (
+            "Accuracy by object template (paper's contains rule for the explicit task); error "
+            "bars: 95% Wilson intervals over each model's items; the dashed grey line in panel "
+            "C is chance in the implicit task (50%)"
+        )
+        return save_figure(figure, folder, "fig6_templates", caption)
 
 
 def _template_examples(ax: Any, names: Sequence[str], examples: dict[str, list[str]]) -> None:
@@ -281,7 +337,7 @@ def olmo_instruct_explicit(
         order = _by_size(rows)
         _models_by_complexity(ax, rows, order, sequential_colours(len(order)), value)
         _complexity_axis(ax, sorted(rows["complexity"].unique()))
-        percent_axes(figure)
+        percent_axes(figure, chance=None)  # open recall: no chance level
         ax.set_title("OLMo 2 Instruct, explicit task", loc="left")
         ax.legend(loc="lower left")
         return save_figure(
@@ -332,10 +388,15 @@ def human_distribution_figure(
             ax.set_xlabel(f"{task.capitalize()} accuracy")
             ax.set_title(f"{'AB'[index]}  {task.capitalize()} task", loc="left")
         figure.axes[0].set_ylabel("Participants")
-        figure.axes[-1].legend(loc="upper left", fontsize=6.5)
-        return save_figure(
-            figure, folder, "human_distribution", "Models within the human accuracy distribution"
+        figure.axes[-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=6.5)
+        caption = (
+            "Models within the human accuracy distribution. Each model's accuracy here is on the "
+            "participants' own cells only (standard template, each cell weighted as often as "
+            "it occurs in their trials), so it differs from its accuracy over all cells and "
+            "templates elsewhere in the report. People and models are both scored under the "
+            f"{SIDE_BY_SIDE_RULE} rule."
         )
+        return save_figure(figure, folder, "human_distribution", caption)
 
 
 def manipulation_check(ratios: pd.DataFrame, folder: Path) -> SavedFigure | None:
@@ -365,8 +426,12 @@ def manipulation_check(ratios: pd.DataFrame, folder: Path) -> SavedFigure | None
                 label=template,
             )
         ax.axhline(0, color="0.5", linewidth=0.8)
-        ax.set_xticks(x, [labels[a] for a in order], rotation=60, ha="right")
+        _model_ticks(ax, x, [labels[a] for a in order])
         ax.set_ylabel("log10 likelihood ratio vs standard")
         ax.set_title("Manipulation check: sequence log-probability", loc="left")
         ax.legend(loc="lower left")
-        return save_figure(figure, folder, "manipulation_check", "Template manipulation check")
+        caption = (
+            "Template manipulation check: log10 likelihood ratio of each template's stories "
+            "against the standard ones; error bars: 95% intervals (paired over items)"
+        )
+        return save_figure(figure, folder, "manipulation_check", caption)

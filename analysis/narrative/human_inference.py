@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from tracktale.analysis.report.tables import SavedTable, save_table
 from tracktale.analysis.stats.glm import GLMFit, fit_human_glm
 from tracktale.analysis.stats.inference import METHOD_LABELS, TWO_WAY_REFERENCE
+from tracktale.atomic import atomic_write_text
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:
@@ -62,10 +63,6 @@ class HumanInference:
     tables: list[SavedTable] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     fits: dict[str, Any] = field(default_factory=dict)
-
-
-def _pre(text: str) -> str:
-    return f"<pre>{html.escape(text)}</pre>"
 
 
 def _glms(analysed: pd.DataFrame, options: Any, out: HumanInference) -> None:
@@ -274,8 +271,15 @@ def human_inference(analysed: pd.DataFrame, options: Any, tables_dir: Path) -> H
 
 
 def _saver(out: HumanInference, tables_dir: Path):
-    def save(table: pd.DataFrame, name: str, title: str, listed: bool = True) -> None:
+    def save(
+        table: pd.DataFrame, name: str, title: str, listed: bool = True, fit: Any = None
+    ) -> None:
         saved = save_table(table, tables_dir, name, title)
+        if fit is not None:
+            # The page shows one table per model; the fit's full text summary is a file beside.
+            text = tables_dir / f"{name}.txt"
+            atomic_write_text(text, fit.to_text())
+            saved.paths["txt"] = text
         if listed:
             out.tables.append(saved)
 
@@ -287,10 +291,8 @@ def _glm_tables(out: HumanInference, prefix: str, method: str, save, shown: bool
         fit = out.fits.get(f"{prefix}_{suffix}")
         if fit is None:
             continue
-        if shown:
-            out.html.append(_pre(fit.to_text()))
         title = f"{METHOD_LABELS[method]}: {model}"
-        save(_coefficients(fit, method, model), f"{prefix}_{suffix}", title, listed=shown)
+        save(_coefficients(fit, method, model), f"{prefix}_{suffix}", title, shown, fit)
 
 
 def _lead_tables(out: HumanInference, analysis: Any, levels: list[float], save) -> None:
@@ -303,9 +305,8 @@ def _lead_tables(out: HumanInference, analysis: Any, levels: list[float], save) 
         fits = analysis.fits
         for name, key in (("model 1", "inference_model1"), ("model 2", "inference_model2")):
             if name in fits:
-                out.html.append(_pre(fits[name].to_text()))
                 table = _with_permutation_p(_mixed_fixed(fits[name], name), out)
-                save(table, key, f"{label}: {name}")
+                save(table, key, f"{label}: {name}", fit=fits[name])
         probabilities, contrasts = mixed_marginal_tables(fits["model 1"], levels)
     else:
         prefix = "glm" if out.method == "glm" else "glm2way"
@@ -315,9 +316,8 @@ def _lead_tables(out: HumanInference, analysis: Any, levels: list[float], save) 
         ):
             fit = out.fits.get(f"{prefix}_{suffix}")
             if fit is not None:
-                out.html.append(_pre(fit.to_text()))
                 table = _with_permutation_p(_coefficients(fit, out.method, name), out)
-                save(table, key, f"{label}: {name}")
+                save(table, key, f"{label}: {name}", fit=fit)
         model1 = out.fits.get(f"{prefix}_complexity")
         if model1 is None:
             return
@@ -341,12 +341,10 @@ def _mixed_tables(out: HumanInference, analysis: Any, save, leading: bool) -> No
     engine = "glmer" if analysis.engine == "lme4" else "variational Bayes, APPROXIMATE"
     if not leading:
         out.html.append(f"<h3>Mixed models ({html.escape(engine)})</h3>")
-        for fit in analysis.fits.values():
-            out.html.append(_pre(fit.to_text()))
     for name, key in (("model 1", "mixed_model1_fixed"), ("model 2", "mixed_model2_fixed")):
         if name in analysis.fits:
             table = _mixed_fixed(analysis.fits[name], name)
-            save(table, key, f"Mixed {name} ({engine})", listed=not leading)
+            save(table, key, f"Mixed {name} ({engine})", not leading, analysis.fits[name])
     components = [
         fit.components.assign(model=name, approximate=fit.approximate, singular=fit.singular)
         for name, fit in analysis.fits.items()

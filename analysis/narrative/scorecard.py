@@ -3,9 +3,13 @@
 The paper's values live in one data file shipped with the package,
 ``paper_entity_tracking.csv``: one row per published number with the section it comes from,
 what kind of number it is (human accuracy, a GLM statistic, a model's accuracy, ...) and how to
-compare it (``equal``; ``below`` for "p < .001"; ``at_most`` for "within 3 points"). For each
-row the scorecard finds this run's value, its 95% interval where one exists, the difference
-(run minus paper) and whether the paper's value lies inside the run's interval.
+compare it (``equal``; ``below`` for "p < .001"; ``at_most`` for "within 3 points"; ``range``
+for a span over models, "from -27 to -17", whose upper end is ``value_high``). For each row the
+scorecard finds this run's value, its 95% interval where one exists, the difference (run minus
+paper) and whether the paper's value lies inside the run's interval. A range is compared as a
+range: this run's span over its models (one model: one value) agrees when each end lies inside
+the paper's span or its interval reaches the paper's end, so a single model at -20.2 agrees
+with the paper's -27 to -17.
 
 Intervals are never computed here: accuracies come from the same accuracy tables the report
 prints (:func:`tracktale.analysis.stats.proportions.accuracy_table` and the case-study tables
@@ -39,7 +43,9 @@ COLUMNS = (
     "unit",
     "relation",
     "paper",
+    "paper_high",
     "run",
+    "run_high",
     "difference",
     "ci_low",
     "ci_high",
@@ -50,12 +56,19 @@ COLUMNS = (
 
 @dataclass(frozen=True)
 class RunValue:
-    """This run's counterpart of a paper value (``value`` is ``None`` when it has none)."""
+    """This run's counterpart of a paper value (``value`` is ``None`` when it has none).
+
+    For a ``range`` row, ``value`` is the low end of this run's span, ``high`` its high end,
+    ``ci_low`` the low end's lower bound, ``ci_high`` the high end's upper bound and ``ends``
+    each end's own interval.
+    """
 
     value: float | None
     ci_low: float = math.nan
     ci_high: float = math.nan
     note: str = ""
+    high: float = math.nan
+    ends: tuple[tuple[float, float], ...] = ()
 
 
 def paper_values() -> pd.DataFrame:
@@ -72,6 +85,7 @@ def paper_values() -> pd.DataFrame:
     except FileNotFoundError:
         raise TracktaleError(f"{PAPER_VALUES} is missing from the installation") from None
     table["value"] = table["value"].astype(float)
+    table["value_high"] = pd.to_numeric(table["value_high"].replace("", math.nan))
     return table
 
 
@@ -94,6 +108,7 @@ def build_scorecard(context: ReportContext) -> pd.DataFrame:
 
 def _row(spec: dict[str, Any], found: RunValue) -> dict[str, Any]:
     paper = float(spec["value"])
+    paper_high = float(spec.get("value_high", math.nan))
     row = {
         "id": spec["id"],
         "quantity": spec["quantity"],
@@ -101,7 +116,9 @@ def _row(spec: dict[str, Any], found: RunValue) -> dict[str, Any]:
         "unit": spec["unit"],
         "relation": spec["relation"],
         "paper": paper,
+        "paper_high": paper_high,
         "run": math.nan,
+        "run_high": math.nan,
         "difference": math.nan,
         "ci_low": math.nan,
         "ci_high": math.nan,
@@ -113,13 +130,28 @@ def _row(spec: dict[str, Any], found: RunValue) -> dict[str, Any]:
     row.update(run=found.value, difference=found.value - paper, status=found.note or "compared")
     row["ci_low"], row["ci_high"] = found.ci_low, found.ci_high
     relation = spec["relation"]
-    if relation == "below":
+    if relation == "range":
+        row["run_high"] = found.high
+        row["difference"] = math.nan  # two ends: no single difference
+        row["paper_in_ci"] = _ranges_agree((paper, paper_high), found)
+    elif relation == "below":
         row["paper_in_ci"] = "yes" if found.value < paper else "no"
     elif relation == "at_most":
         row["paper_in_ci"] = "yes" if found.value <= paper else "no"
     elif not (math.isnan(found.ci_low) or math.isnan(found.ci_high)):
         row["paper_in_ci"] = "yes" if found.ci_low <= paper <= found.ci_high else "no"
     return row
+
+
+def _ranges_agree(paper: tuple[float, float], found: RunValue) -> str:
+    """``yes`` when each end of this run's span, with its 95% interval, meets the paper's span."""
+    low, high = paper
+    ends = found.ends or ((found.ci_low, found.ci_high),)
+    meets = [
+        not (math.isnan(end_low) or math.isnan(end_high)) and end_low <= high and end_high >= low
+        for end_low, end_high in ends
+    ]
+    return "yes" if all(meets) else "no"
 
 
 class _Finders:
@@ -226,11 +258,17 @@ class _Finders:
         rows = self._shared_rows("manipulation_ratios", "template", spec["template"])
         if rows is None:
             return RunValue(None)
-        index = rows["log10_ratio"].idxmax() if spec["statistic"] == "max_ratio" else None
-        row = rows.loc[index if index is not None else rows["log10_ratio"].idxmin()]
-        note = f"compared ({row['label']})"
+        most = rows.loc[rows["log10_ratio"].idxmin()]
+        least = rows.loc[rows["log10_ratio"].idxmax()]
+        labels = list(dict.fromkeys([str(most["label"]), str(least["label"])]))
+        note = f"compared ({' to '.join(labels)}; {len(rows)} model(s))"
         return RunValue(
-            float(row["log10_ratio"]), float(row["ci_low"]), float(row["ci_high"]), note
+            float(most["log10_ratio"]),
+            float(most["ci_low"]),
+            float(least["ci_high"]),
+            note,
+            high=float(least["log10_ratio"]),
+            ends=tuple((float(r["ci_low"]), float(r["ci_high"])) for r in (most, least)),
         )
 
 
@@ -253,7 +291,13 @@ def scorecard_section(context: ReportContext) -> SectionResult | None:
     missing = len(table) - len(compared)
     lines = [
         f"{inside} of {len(with_ci)} checkable paper values lie inside this run's 95% interval "
-        "(or meet the paper's bound).",
+        "(or meet the paper's bound; a range over models agrees when each end of this run's "
+        "range, with its interval, meets the paper's range).",
+        *_who_the_people_are(context),
+        "Human accuracies are scored by the study's rule for typed answers; model accuracies "
+        "by the paper's rule for generated ones (the answer contains the target container), "
+        "as the paper scored its models. Where people and models stand side by side (the "
+        "previous section) both are scored under the one-answer rule.",
         "Each row: the paper's value with its section, this run's value, the difference (run "
         "minus paper) and this run's 95% interval. Accuracies in percent.",
         f"GLM rows use this run's task coding ({context.options.task_coding}); the paper's "
@@ -272,6 +316,22 @@ def scorecard_section(context: ReportContext) -> SectionResult | None:
     return shown
 
 
+def _who_the_people_are(context: ReportContext) -> list[str]:
+    """A warning when the people are simulated: agreeing with the paper is then circular."""
+    human = context.human
+    if human is None or human.empty or "source" not in human.columns:
+        return []
+    sources = set(human["source"].dropna().astype(str))
+    if sources != {"simulated"}:
+        return []
+    return [
+        "The participants of this run are simulated (source=simulated): their accuracy is drawn "
+        "from the paper's own estimates by task and complexity (Fig. 3), so the human rows "
+        "check the pipeline (that the analysis recovers what went in); they are not a "
+        "replication."
+    ]
+
+
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
     """The scorecard as the page shows it: numbers rounded to their unit, intervals in a cell."""
     import pandas as pd
@@ -287,8 +347,8 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
             {
                 "quantity": row.quantity,
                 "section": row.section,
-                "paper": _BOUNDS.get(row.relation, "") + _number(row.paper, row.unit, paper=True),
-                "this run": _number(row.run, row.unit),
+                "paper": _paper_cell(row),
+                "this run": _run_cell(row),
                 "difference": "" if row.unit == "p" else _number(row.difference, row.unit),
                 "this run's 95% CI": interval,
                 "paper inside": row.paper_in_ci,
@@ -299,6 +359,21 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 _BOUNDS = {"below": "< ", "at_most": "at most "}
+
+
+def _paper_cell(row: Any) -> str:
+    paper = _number(row.paper, row.unit, paper=True)
+    if row.relation == "range":
+        return f"{paper} to {_number(row.paper_high, row.unit, paper=True)}"
+    return _BOUNDS.get(row.relation, "") + paper
+
+
+def _run_cell(row: Any) -> str:
+    run = _number(row.run, row.unit)
+    high = row.run_high
+    if row.relation == "range" and run and not math.isnan(high) and high != row.run:
+        return f"{run} to {_number(high, row.unit)}"
+    return run
 
 
 def _number(value: float, unit: str, paper: bool = False) -> str:

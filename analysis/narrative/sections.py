@@ -10,20 +10,21 @@ manipulation check. Each returns ``None`` when its data is absent.
 from __future__ import annotations
 
 import html
+from typing import TYPE_CHECKING
 
 from tracktale.analysis.data.exclusions import apply_exclusions
 from tracktale.analysis.narrative import casestudies, figures
+from tracktale.analysis.narrative.answers import SIDE_BY_SIDE_RULE
 from tracktale.analysis.narrative.human_inference import human_inference
 from tracktale.analysis.report.build import ReportContext, SectionResult
 from tracktale.analysis.report.style import SavedFigure
-from tracktale.analysis.report.tables import save_table
+from tracktale.analysis.report.tables import SavedTable, save_table
 from tracktale.analysis.stats.proportions import accuracy_table
 from tracktale.errors import TracktaleError
 from tracktale.models.tasks import judged_tasks
 
-
-def _pre(text: str) -> str:
-    return f"<pre>{html.escape(text)}</pre>"
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _list(lines: list[str]) -> str:
@@ -123,9 +124,17 @@ def model_section(context: ReportContext) -> SectionResult | None:
     tables, folder = context.tables_dir, context.figures_dir
     section = SectionResult(title=f"{context.paradigm}: models as case studies")
     accuracy = casestudies.model_accuracy(models, ("task", "template", "complexity"), value)
+    templates = casestudies.template_table(models, value)
+    # One table on the page: a row per model, task and template, complexity levels across.
+    saved = save_table(accuracy, tables, "model_accuracy", "")
+    save_table(templates, tables, "templates", "Accuracy by template")
     section.tables.append(
-        save_table(
-            accuracy, tables, "model_accuracy", "Model accuracy by task, template, complexity"
+        SavedTable(
+            saved.name,
+            "Model accuracy (%) by task, template and complexity, all levels together, and the "
+            "difference from the standard template in points (95% intervals in the CSV file)",
+            accuracy_grid(accuracy, templates),
+            saved.paths,
         )
     )
     notes = [f"correctness column: {value}"]
@@ -136,11 +145,19 @@ def model_section(context: ReportContext) -> SectionResult | None:
             notes.append(str(error))
             continue
         section.tables.append(
-            save_table(scaling, tables, f"scaling_{task}", f"Scaling ({task}, standard template)")
+            shown(
+                save_table(
+                    scaling, tables, f"scaling_{task}", f"Scaling ({task}, standard template)"
+                )
+            )
         )
-        _add_figure(
-            section, figures.scaling_log_axis(scaling, folder, name=f"scaling_log_axis_{task}")
-        )
+        size_figure = figures.scaling_log_axis(scaling, folder, name=f"scaling_log_axis_{task}")
+        _add_figure(section, size_figure)
+        if size_figure is None and task == "explicit" and scaling["agent"].nunique() < 2:
+            notes.append(
+                "No accuracy-by-size figures: they compare models of different sizes, and "
+                "this run scored one model."
+            )
     _add_figure(section, figures.family_scaling(models, folder, value=value))
     subset = None if context.options.figure_template == "all" else context.options.figure_template
     notes.append(f"Figures 5 and 7: {'all templates pooled' if subset is None else subset}")
@@ -150,8 +167,6 @@ def model_section(context: ReportContext) -> SectionResult | None:
             save_table(instruction, tables, "instruction_tuning", "Base vs instruct (points)")
         )
         _add_figure(section, figures.instruction_tuning(instruction, folder))
-    templates = casestudies.template_table(models, value)
-    section.tables.append(save_table(templates, tables, "templates", "Accuracy by template"))
     examples = _object_examples(context)
     _add_figure(section, figures.template_robustness(templates, folder, examples))
     _add_figure(section, figures.olmo_instruct_explicit(models, folder, value, subset))
@@ -164,13 +179,42 @@ def model_section(context: ReportContext) -> SectionResult | None:
     analysed = context.shared.get("human_analysed")
     if analysed is not None and not analysed.empty:
         placement = casestudies.human_distribution(analysed, models, value)
-        people = casestudies.participant_accuracy(analysed)
+        people = casestudies.participant_accuracy(analysed, SIDE_BY_SIDE_RULE)
         section.tables.append(
-            save_table(placement, tables, "human_placement", "Models in the human distribution")
+            shown(
+                save_table(placement, tables, "human_placement", "Models in the human distribution")
+            )
         )
         _add_figure(section, figures.human_distribution_figure(people, placement, folder))
     section.html = _list(notes)
     return section
+
+
+def shown(saved: SavedTable) -> SavedTable:
+    """The table as the page shows it: each model by its label, without its description.
+
+    Family, size and parameter count would repeat on every row; the CSV file keeps them.
+    """
+    table = saved.table
+    if "label" in table.columns:
+        hidden = [c for c in casestudies.MODEL_COLUMNS if c != "label" and c in table.columns]
+        table = table.drop(columns=hidden).rename(columns={"label": "model"})
+        table = table[["model", *[c for c in table.columns if c != "model"]]]
+    return SavedTable(saved.name, saved.title, table, saved.paths)
+
+
+def accuracy_grid(accuracy: pd.DataFrame, templates: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy in percent, a row per model, task and template, complexity levels across."""
+    grid = accuracy.pivot_table(
+        index=["label", "task", "template"], columns="complexity", values="accuracy"
+    )
+    grid.columns = [f"C{int(level)}" for level in grid.columns]
+    grid = 100 * grid
+    overall = templates.set_index(["label", "task", "template"])
+    grid["all"] = 100 * overall["accuracy"]
+    grid["vs standard (points)"] = overall["diff_from_standard_pp"]
+    grid = grid.map(lambda v: f"{v:.1f}" if v == v else "")  # one decimal, blank for none
+    return grid.reset_index().rename(columns={"label": "model"})
 
 
 def _object_examples(context: ReportContext) -> dict[str, list[str]]:
@@ -203,7 +247,9 @@ def manipulation_section(context: ReportContext) -> SectionResult | None:
     context.shared["manipulation_ratios"] = ratios
     section = SectionResult(title=f"{context.paradigm}: template manipulation check")
     section.tables.append(
-        save_table(ratios, context.tables_dir, "manipulation_check", "log10 likelihood ratios")
+        shown(
+            save_table(ratios, context.tables_dir, "manipulation_check", "log10 likelihood ratios")
+        )
     )
     figure = figures.manipulation_check(ratios, context.figures_dir)
     if figure is not None:

@@ -3,9 +3,13 @@
 This report section (narrative paradigm) follows the models-as-case-studies section. For every
 final model it draws one figure with the analysed participants' accuracy by complexity (after
 the exclusions) and the model's accuracy by complexity on each template, one panel per task;
-it writes one long table holding both, and a provenance table naming where each model's weights
-came from (hub commit, local folder, or GGUF file with its sha256 and quantization), so a
-reader of the report sees that a dequantized Q4_1 model is not the original checkpoint.
+it writes one long table holding both, a table of how each model answered (generations that hit
+their token budget, answers naming several containers, accuracy under both answer rules), and a
+provenance table naming where each model's weights came from (hub commit, local folder, or GGUF
+file with its sha256 and quantization), so a reader of the report sees that a dequantized Q4_1
+model is not the original checkpoint. People and models are scored under one rule here,
+:data:`~tracktale.analysis.narrative.answers.SIDE_BY_SIDE_RULE` (the figures and tables say
+which).
 """
 
 from __future__ import annotations
@@ -15,6 +19,12 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tracktale.analysis.narrative.answers import (
+    RULE_WORDS,
+    SIDE_BY_SIDE_RULE,
+    answers_table,
+    correct_under,
+)
 from tracktale.analysis.narrative.casestudies import final_models
 from tracktale.analysis.narrative.figures import _errorbar
 from tracktale.analysis.report.build import ReportContext, SectionResult
@@ -28,7 +38,7 @@ from tracktale.analysis.report.style import (
     save_figure,
     styled,
 )
-from tracktale.analysis.report.tables import save_table
+from tracktale.analysis.report.tables import SavedTable, save_table
 from tracktale.analysis.stats.proportions import accuracy_table
 from tracktale.models.tasks import task_names
 
@@ -36,6 +46,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 TASKS = ("explicit", "implicit")
+CHANCE: dict[str, float | None] = {"explicit": None, "implicit": 0.5}
+"""Chance accuracy per task: open recall has none, a two-way choice 50%."""
 PROVENANCE = (
     "model_source",
     "source_file",
@@ -57,13 +69,27 @@ def side_by_side_section(context: ReportContext) -> SectionResult | None:
     human = human if human is not None and not human.empty else None
     section = SectionResult(title=f"{context.paradigm}: people and models side by side")
     joint = joint_table(human, models, value)
+    saved = save_table(joint, context.tables_dir, "humans_and_models", "")
+    section.tables.append(
+        SavedTable(
+            saved.name,
+            "Accuracy (%) by complexity on the standard template (the one people saw): "
+            "participants after exclusions and each model, both scored under the "
+            f"{SIDE_BY_SIDE_RULE} rule ({RULE_WORDS[SIDE_BY_SIDE_RULE]}); every template, "
+            "with 95% intervals (participant bootstrap; Wilson over a model's items), in the "
+            "CSV file",
+            side_by_side_grid(joint),
+            saved.paths,
+        )
+    )
     section.tables.append(
         save_table(
-            joint,
+            answers_table(final_models(models), value),
             context.tables_dir,
-            "humans_and_models",
-            "Accuracy by task and complexity: participants (after exclusions) and each model "
-            "per template",
+            "model_answers",
+            "How each model answered: generations that stopped at their token budget, typed "
+            "answers naming several containers, and accuracy under the paper's contains rule "
+            "(the models' own results) and the one-answer rule (the people's)",
         )
     )
     rows = final_models(models)
@@ -72,9 +98,8 @@ def side_by_side_section(context: ReportContext) -> SectionResult | None:
         if figure is not None:
             section.figures.append(figure)
     provenance = provenance_table(models)
-    section.tables.append(
-        save_table(provenance, context.tables_dir, "model_provenance", "Where each model came from")
-    )
+    # The CSV keeps every column; the page names each model's source once, in a sentence.
+    save_table(provenance, context.tables_dir, "model_provenance", "Where each model came from")
     section.html = _notes(provenance, human is not None)
     return section
 
@@ -89,23 +114,37 @@ def joint_table(human: pd.DataFrame | None, models: pd.DataFrame, value: str) ->
 
     parts = []
     if human is not None:
-        table = accuracy_table(human, ["task", "complexity"])
+        scored = human.assign(correct_rule=correct_under(human, SIDE_BY_SIDE_RULE))
+        table = accuracy_table(scored, ["task", "complexity"], "correct_rule", cluster="agent")
+        table = table.drop(columns=["n_clusters", "interval"], errors="ignore")
         table.insert(0, "template", "standard")
         table.insert(0, "label", "Participants")
         table.insert(0, "agent", "humans")
         parts.append(table)
     rows = final_models(models)
-    parts.append(
-        accuracy_table(rows, ["agent", "label", "task", "template", "complexity"], value=value)
-    )
-    pooled = accuracy_table(rows, ["agent", "label", "task", "complexity"], value=value)
-    pooled.insert(3, "template", "all")
-    parts.append(pooled)
+    rows = rows.assign(correct_rule=correct_under(rows, SIDE_BY_SIDE_RULE, value))
+    by = ["agent", "label", "task", "template", "complexity"]
+    parts.append(accuracy_table(rows, by, value="correct_rule"))
+    if rows["template"].nunique() > 1:
+        pooled = accuracy_table(rows, [c for c in by if c != "template"], value="correct_rule")
+        pooled.insert(3, "template", "all")
+        parts.append(pooled)
     joint = pd.concat(parts, ignore_index=True, sort=False)
     return joint[
         ["agent", "label", "task", "template", "complexity", "n", "accuracy"]
         + [c for c in ("ci_low", "ci_high") if c in joint.columns]
     ]
+
+
+def side_by_side_grid(joint: pd.DataFrame) -> pd.DataFrame:
+    """The joint table as the page shows it: standard template, a column per level, in %."""
+    rows = joint[joint["template"] == "standard"]
+    grid = rows.pivot_table(
+        index=["label", "task"], columns="complexity", values="accuracy", sort=False
+    )
+    grid.columns = [f"C{int(level)}" for level in grid.columns]
+    grid = grid.map(lambda v: f"{100 * v:.1f}" if v == v else "")
+    return grid.reset_index().rename(columns={"label": "who"})
 
 
 def provenance_table(models: pd.DataFrame) -> pd.DataFrame:
@@ -160,16 +199,24 @@ def case_study_figure(
         figure = new_figure(2)
         for index, (ax, task) in enumerate(zip(figure.axes, TASKS, strict=True)):
             if human is not None:
-                people = accuracy_table(human[human["task"] == task], ["complexity"])
+                people = human[human["task"] == task]
+                people = people.assign(correct_rule=correct_under(people, SIDE_BY_SIDE_RULE))
+                people = accuracy_table(people, ["complexity"], "correct_rule", cluster="agent")
                 _errorbar(ax, people, "complexity", color=HUMAN_COLOUR, label="Participants")
             task_rows = rows[rows["task"] == task]
+            task_rows = task_rows.assign(
+                correct_rule=correct_under(task_rows, SIDE_BY_SIDE_RULE, value)
+            )
             for position, template in enumerate(templates):
                 cells = task_rows[task_rows["template"] == template]
                 if cells.empty:
                     continue
-                table = accuracy_table(cells, ["complexity"], value=value)
+                table = accuracy_table(cells, ["complexity"], value="correct_rule")
+                # Templates side by side around each level, so their bars do not overlap.
+                shift = (position - (len(templates) - 1) / 2) * 0.08
+                table = table.assign(complexity=table["complexity"].astype(float) + shift)
                 colour = TEMPLATE_COLOURS.get(template, OKABE_ITO[4 + position % 3])
-                style = {"color": colour, "linestyle": "--", "label": f"{label}: {template}"}
+                style = {"color": colour, "linestyle": "--", "label": f"model: {template}"}
                 _errorbar(ax, table, "complexity", **style)
             levels = sorted(
                 set(rows["complexity"].dropna())
@@ -178,8 +225,21 @@ def case_study_figure(
             ax.set_xticks(list(levels), [f"C{int(level)}" for level in levels])
             ax.set_xlabel("Complexity")
             ax.set_title(f"{'AB'[index]}  {task.capitalize()} task", loc="left")
-        percent_axes(figure)
-        figure.axes[-1].legend(loc="lower left", fontsize=6.5)
-        return save_figure(
-            figure, folder, f"case_study_{_slug(agent)}", f"{label} and the participants"
+        percent_axes(figure, chance=[CHANCE[task] for task in TASKS])
+        handles, names = figure.axes[-1].get_legend_handles_labels()
+        figure.legend(handles, names, loc="outside lower center", ncols=4, fontsize=6.5)
+        caption = (
+            f"{label} and the participants, both scored under the {SIDE_BY_SIDE_RULE} rule "
+            f"({RULE_WORDS[SIDE_BY_SIDE_RULE]}). Error bars: 95% intervals, a bootstrap over "
+            "participants for the people and a Wilson interval over the model's items "
+            f"({_items_per_point(rows)} per point) for the model, one dashed line per template "
+            "(drawn slightly apart). The dashed grey line at 50% in panel B is chance in the "
+            "implicit task (two continuations); panel A (open recall) has no chance level."
         )
+        return save_figure(figure, folder, f"case_study_{_slug(agent)}", caption)
+
+
+def _items_per_point(rows: pd.DataFrame) -> str:
+    counts = rows.groupby(["task", "template", "complexity"]).size()
+    low, high = int(counts.min()), int(counts.max())
+    return str(low) if low == high else f"{low}-{high}"

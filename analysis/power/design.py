@@ -272,8 +272,12 @@ def _glmer_outcomes(
 
 def power_figure(table: pd.DataFrame, folder, term: str, target: float = 0.8):
     """Power against sample size with its interval band and the target line."""
-    from tracktale.analysis.report.style import new_figure, percent_axes, save_figure, styled
+    from matplotlib.ticker import MaxNLocator
 
+    from tracktale.analysis.report.style import new_figure, percent_axes, save_figure, styled
+    from tracktale.analysis.stats.glm import TERM_LABELS
+
+    name = TERM_LABELS.get(term, term)  # "complexity (centred)", not the variable complexity_c
     with styled():
         figure = new_figure(1, width=4.2)
         ax = figure.axes[0]
@@ -282,6 +286,11 @@ def power_figure(table: pd.DataFrame, folder, term: str, target: float = 0.8):
         percent_axes(figure, label="Power", chance=None)
         ax.axhline(target, color="0.4", linestyle="--", linewidth=0.8)
         ax.set_xlabel("Participants recruited")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # whole participants
         method = f" ({table['method'].iloc[0]})" if "method" in table else ""
-        ax.set_title(f"Power for {term}{method}", loc="left")
-        return save_figure(figure, folder, "power_curve", f"Power for {term} by sample size")
+        ax.set_title(f"Power for {name}{method}", loc="left")
+        caption = (
+            f"Power for {name} by sample size: the share of simulated studies with p < .05, "
+            f"with its 95% interval (band); the dashed line is the {target:.0%} target"
+        )
+        return save_figure(figure, folder, "power_curve", caption)

@@ -44,7 +44,9 @@ def _table_view(table: pd.DataFrame, max_rows: int) -> dict[str, Any]:
     # Of the whole table (then cut), so a column reads alike throughout.
     rows = table_cells(table)[:max_rows]
     return {
-        "columns": [str(c) for c in table.columns],
+        # A zero-width space after each underscore lets a long column name break there.
+        "columns": [str(c).replace("_", "_\u200b") for c in table.columns],
+        "numeric": [table.iloc[:, i].dtype.kind in "iufb" for i in range(table.shape[1])],
         "rows": rows,
         "more": max(len(table) - max_rows, 0),
     }

@@ -10,7 +10,7 @@ model sizes use the ``cividis`` colour map, which is also colour-blind-safe.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -136,14 +136,27 @@ def save_figure(figure: Figure, folder: Path, name: str, title: str) -> SavedFig
     return SavedFigure(name=name, title=title, paths=paths)
 
 
-def percent_axes(figure: Figure, label: str = "Accuracy (%)", chance: float | None = 0.5) -> None:
-    """Accuracy axes from 0 to 100% with a dashed chance line in every panel."""
+def percent_axes(
+    figure: Figure,
+    label: str = "Accuracy (%)",
+    chance: float | Sequence[float | None] | None = 0.5,
+) -> None:
+    """Accuracy axes from 0 to 100% with a dashed chance line.
+
+    Args:
+        figure: The figure whose panels are set.
+        label: The first panel's y label.
+        chance: The chance level of every panel, one per panel (``None`` where a panel, such
+            as open recall, has none), or ``None`` for no line.
+    """
     from matplotlib.ticker import PercentFormatter
 
+    levels = list(chance) if isinstance(chance, Sequence) else [chance] * len(figure.axes)
     for index, ax in enumerate(figure.axes):
         ax.set_ylim(0, 1.02)
         ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
         if index == 0:
             ax.set_ylabel(label)
-        if chance is not None:
-            ax.axhline(chance, color="0.5", linestyle="--", linewidth=0.8, zorder=0)
+        level = levels[index] if index < len(levels) else None
+        if level is not None:
+            ax.axhline(level, color="0.5", linestyle="--", linewidth=0.8, zorder=0)

@@ -75,7 +75,11 @@ class NarrativeParadigm(Paradigm):
     name = "narrative"
     version = "2"
     description = "objects moved between containers in short stories (complexity C1-C5)"
-    max_new_tokens = 8  # one location word, with room for a stray article or punctuation
+    # Room for a whole one-sentence answer ("Based on the story, the key is in the blue box");
+    # the answer ends at its first full stop or at the end of its first line. At 8 tokens most
+    # answers of the default model stopped at "... is in the", before any container.
+    max_new_tokens = 32
+    stop_sequences = ("\n", ".")
     judgement = NarrativeJudgement
     options = (
         Option(

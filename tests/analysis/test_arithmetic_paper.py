@@ -116,7 +116,8 @@ def test_table1_and_table3_name_the_papers_models(written):
     assert list(models["abbreviation"].fillna("")) == ["DS-1.5", "QW-4", ""]
     assert list(models["scale"].fillna(""))[:2] == ["small (<4B)", "small (<4B)"]
     accuracy = pd.read_csv(out / "arithmetic_table3_accuracy.csv")
-    assert set(accuracy["label"]) == {"DS-1.5", "QW-4", "org/other-3b"}
+    assert set(accuracy["label"]) == {"DS-1.5", "QW-4", "other-3b"}  # readable, not the id
+    assert short_label("smollm2-135m-instruct") == "SmolLM2 135M Instruct (Q4_1)"
     assert short_label(f"{QW}@main") == "QW-4@main"
 
 

@@ -73,7 +73,7 @@ def test_the_report_from_simulated_people_and_a_results_file(report):
         "accuracy below 50% on a task excludes from that task",
         "participants analysed",
         "complexity x task",
-        "mixed model 1 (statsmodels) APPROXIMATE",
+        "Mixed model 1 (variational Bayes, APPROXIMATE)",
         "Inference: GLM, SEs clustered by participant and item (two-way)",
         "The paper's specification: GLM, SEs clustered by participant",
         "times less likely than standard",
@@ -95,6 +95,9 @@ def test_the_report_from_simulated_people_and_a_results_file(report):
     permuted = lead.set_index("term")["p_permutation"]
     assert 0 < permuted["complexity_c"] <= 1 and permuted.drop("complexity_c").isna().all()
     assert "Complexity is tested by permuting the items&#x27; complexity across all" in page
+    # Each fit is one table on the page; its full text summary is a file beside it.
+    assert "<pre>" not in page
+    assert "APPROXIMATE" in (out / "tables" / "mixed_model1_fixed.txt").read_text()
     mixed = pd.read_csv(out / "tables" / "mixed_model1_fixed.csv")
     assert mixed["approximate"].all()
     accuracy = pd.read_csv(out / "tables" / "human_accuracy_by_complexity.csv")
@@ -426,7 +429,7 @@ def test_whole_number_columns_show_integers_and_real_ones_keep_their_decimals():
         }
     )
     rows = re.findall(r"<tr>(.*?)</tr>", html_table(table), re.S)[1:]
-    cells = [re.findall(r"<td>(.*?)</td>", row) for row in rows]
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows]
     assert cells == [
         ["1", "50.0%", "10", "1", "2.000"],
         ["2", "100.0%", "20", "0", "inf"],

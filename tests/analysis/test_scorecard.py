@@ -21,7 +21,9 @@ def test_the_paper_values_come_from_one_file_with_their_sections():
     # Every kind of number the issue names is there.
     kinds = set(values["kind"])
     assert {"human_accuracy", "glm", "model_accuracy", "manipulation"} <= kinds
-    assert set(values["relation"]) <= {"equal", "below", "at_most"}
+    assert set(values["relation"]) <= {"equal", "below", "at_most", "range"}
+    ranges = values[values["relation"] == "range"]
+    assert ranges["value_high"].notna().all() and (ranges["value"] < ranges["value_high"]).all()
 
 
 @pytest.fixture(scope="module")
@@ -89,3 +91,33 @@ def test_the_section_writes_the_csv_and_a_readable_table(context):
     assert "this run's 95% CI" in shown.columns
     assert len(shown) < len(written)  # rows without a counterpart stay in the CSV only
     assert "paper values lie inside this run&#x27;s 95% interval" in section.html
+
+
+def test_a_range_over_models_is_compared_as_a_range():
+    # The paper: pseudoword ratios from -27 (most affected model) to -17 (least affected).
+    spec = {"id": "r", "quantity": "q", "section": "§4.5", "unit": "log10", "relation": "range"}
+    spec |= {"value": -27.0, "value_high": -17.0}
+
+    def one_model(value, half=0.3):
+        ends = ((value - half, value + half),) * 2
+        return scorecard.RunValue(value, value - half, value + half, high=value, ends=ends)
+
+    # One model at -20.2 lies between the two ends: it agrees (compared to each end, it did not).
+    assert scorecard._row(spec, one_model(-20.2))["paper_in_ci"] == "yes"
+    assert scorecard._row(spec, one_model(-12.0))["paper_in_ci"] == "no"
+    assert scorecard._row(spec, one_model(-16.9))["paper_in_ci"] == "yes"  # its interval reaches
+    spread = scorecard.RunValue(
+        -30.0, -30.5, -18.5, high=-19.0, ends=((-30.5, -29.5), (-19.5, -18.5))
+    )
+    row = scorecard._row(spec, spread)
+    assert row["paper_in_ci"] == "no" and row["run_high"] == -19.0
+    shown = scorecard.display_table(pd.DataFrame([{**row, "status": "compared"}]))
+    assert shown.loc[0, "paper"] == "-27.0 to -17.0"
+    assert shown.loc[0, "this run"] == "-30.0 to -19.0"
+
+
+def test_the_scorecard_says_when_the_people_are_simulated(context):
+    section = scorecard.scorecard_section(context)
+    simulated = set(context.human["source"]) == {"simulated"}
+    assert ("they are not a replication" in section.html) == simulated
+    assert simulated  # the fixture's people are simulated: the sentence must be there

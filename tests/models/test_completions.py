@@ -206,7 +206,8 @@ def test_explicit_generations_are_plain_prompts_cut_at_stop_strings(tmp_path):
         first, second = model.generate_detailed(requests)
         body = engine.scoring_requests[0]["body"]
         assert body["prompt"] == ["Where is the key?"] * 2 and body["echo"] is False
-        assert body["max_tokens"] == 3 and body["stop"] == list(stops[:4])
+        # "\n\n" (whitespace alone) is never sent; every stop is applied here.
+        assert body["max_tokens"] == 3 and body["stop"] == ["t m", "Q:", "A:", "x"]
         assert first.text == second.text == " ma" and first.tokens == (" mat",)
         with pytest.raises(TracktaleError, match="plain prompts"):
             model.generate([GenerationRequest("q", messages=({"role": "user", "content": "q"},))])

@@ -151,7 +151,8 @@ def test_the_explicit_task_through_a_chat_endpoint(
         item = next(i for i in stimulus_set if i.prompt == body["messages"][-1]["content"])
         assert body["messages"] == [dict(m) for m in item.messages]
         assert body["model"] == "gpt-test" and body["temperature"] == 0 and body["n"] == 1
-        assert body["max_tokens"] == 8 and body["logprobs"] is True and body["top_logprobs"] == 5
+        assert body["max_tokens"] == 32 and body["logprobs"] is True and body["top_logprobs"] == 5
+        assert body["stop"] == ["."]  # the narrative answer's end of line is applied here
 
         frame = store.read_results(results)
         assert len(frame) == 4 and frame["correct"].all()
@@ -175,14 +176,15 @@ def test_the_plain_prompt_is_one_user_turn(answers, stimulus_set, tmp_path):
     item = stimulus_set.items[0]
     with ChatServer(answers).running() as server:
         scorer = OpenAIScorer("m", base_url=server.url, cache_dir=tmp_path, top_logprobs=0)
-        # Five stop strings, one more than the API takes; the fifth, the answer's second
-        # letter, is cut here.
+        # Five stop strings, one more than the API takes, one of them whitespace alone (never
+        # sent: a server would stop on a newline before the answer); all are applied here.
         stops = ("\nQ:", "\nA:", "\n\n", "Story:", item.answer[1])
         request = GenerationRequest(item.prompt, None, max_new_tokens=3, stop=stops)
         assert scorer.generate([request]) == [item.answer[: item.answer.index(item.answer[1])]]
         body = server.requests[0]["body"]
         assert body["messages"] == [{"role": "user", "content": item.prompt}]
-        assert "top_logprobs" not in body and body["stop"] == list(stops[:4])
+        sent = ["\nQ:", "\nA:", "Story:", item.answer[1]]
+        assert "top_logprobs" not in body and body["stop"] == sent
         assert "Authorization" not in server.requests[0]["headers"]  # no key, no header
 
 
@@ -290,7 +292,8 @@ def test_stop_strings_cut_the_answer_and_its_tokens():
     generation = _generation(answer, False, ("\nQuestion:", "\nStep-"))
     assert generation.text == "OPENED(BOX-1)=True"
     assert generation.tokens == ("OPENED(BOX-1)", "=True") and generation.logprobs == (-1.0, -0.5)
-    assert generation.finish_reason == "length" and generation.details["from_cache"] is False
+    # Cut here at a stop string: the answer ended there, not at its budget.
+    assert generation.finish_reason == "stop" and generation.details["from_cache"] is False
 
 
 @pytest.mark.parametrize(

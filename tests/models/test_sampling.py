@@ -101,7 +101,7 @@ def test_a_truncated_wrong_output_is_generated_again_with_the_whole_context(stim
     assert first["output_first_pass"] == "the" and first["output"] == wrong.answer
     assert not second["rerun"] and not second["truncated"]
     assert third["truncated"] and not third["rerun"]  # right already: not run again
-    assert first["rerun_truncated"] and first["max_new_tokens"] == 8
+    assert first["rerun_truncated"] and first["max_new_tokens"] == 32  # the narrative budget
 
     budgeted = TaskOptions(rerun_truncated=True, rerun_max_new_tokens=500)
     scorer = ScriptedScorer(answer, finish)  # reports no context length

@@ -54,7 +54,9 @@ def test_explicit_rows_merge_the_paradigms_judgement(stimulus_set):
     assert [row.scores["output"] for row in rows] == outputs
     assert rows[0].scores["matched"] == items[0].answer.upper()  # the paradigm's own key
     assert {row.scores["prompt_format"] for row in rows} == {"plain"}
-    assert all(r.max_new_tokens == 8 and r.messages is None for r in scorer.requests)
+    # The narrative budget lets a one-sentence answer finish; it ends at a full stop or line end.
+    assert all(r.max_new_tokens == 32 and r.messages is None for r in scorer.requests)
+    assert {r.stop for r in scorer.requests} == {("\n", ".")}
     assert scorer.requests[0].prompt == items[0].prompt  # rendered by the stimulus generator
 
 

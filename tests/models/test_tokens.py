@@ -117,3 +117,16 @@ def test_sequence_rows_align_surprisal_to_the_story_words(model_dirs, stimulus_s
         scorer, [item], "sequence", stimulus_sha256="x", options=TaskOptions(word_surprisal=False)
     )[0].scores
     assert "words" not in row
+
+
+def test_a_newline_stop_ends_the_answer_only_once_it_has_begun():
+    from tracktale.models.tokens import cut_at_stop, server_stops
+
+    stops = ("\n", ".")
+    assert cut_at_stop("The key is in the box. The box is", stops) == "The key is in the box"
+    assert cut_at_stop("\nbox\nQ: The pen is in the", stops) == "\nbox"  # a first empty line
+    assert cut_at_stop("\n\n", stops) == "\n\n"  # nothing begun: nothing ended
+    assert cut_at_stop("abc\nStep-2", ("\nStep-",)) == "abc"  # other stops as before
+    assert cut_at_stop("\nStep-2", ("\nStep-",)) == ""
+    # An endpoint is not sent a whitespace stop (it would end on the first newline).
+    assert server_stops(("\n", ".", "\nStep-"), 4) == [".", "\nStep-"]
