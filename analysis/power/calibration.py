@@ -4,9 +4,14 @@ Participants are simulated in the human protocol's own design (four lists, block
 46 trials: 36 main and 10 fillers, after practice; see
 :func:`~tracktale.analysis.power.simulate.human_design`) with no complexity, task, interaction or
 recency effect, random intercepts for participants (SD 0.5) and for items (SD ``item_sd``,
-drawn anew in every simulated study), and the paper's exclusions. Each data set is analysed by
-every method of :mod:`tracktale.analysis.stats.inference`; the share of p-values below alpha is the
-test's real type I error rate, with a Wilson 95% interval for the simulation error.
+drawn anew in every simulated study), and the paper's exclusions. By default the truth is richer
+than the models fitted (:data:`~tracktale.analysis.power.simulate.RICHER_TRUTH`): random task
+slopes by participant (SD 0.5) and by item (SD 0.4), random complexity slopes by participant
+(SD 0.15), 10% guessers, and an item SD twice as large at C4 as at C1 (geometric mean
+``item_sd``); ``NullScenario(..., **INTERCEPTS_ONLY)`` gives the old intercepts-only truth.
+Each data set is analysed by every method of :mod:`tracktale.analysis.stats.inference`; the
+share of p-values below alpha is the test's real type I error rate, with a Wilson 95% interval
+for the simulation error; failed fits are counted apart.
 ``benchmarks/bench_null_calibration.py`` prints the table.
 """
 
@@ -17,7 +22,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tracktale.analysis.data.exclusions import ExclusionRules, apply_exclusions
-from tracktale.analysis.power.simulate import SimulationParams, human_design, simulate_outcomes
+from tracktale.analysis.power.simulate import (
+    RICHER_TRUTH,
+    SimulationParams,
+    human_design,
+    simulate_outcomes,
+)
 from tracktale.analysis.stats.inference import DEFAULT_TESTS, GLM_TERMS
 from tracktale.errors import TracktaleError
 
@@ -51,6 +61,11 @@ class NullScenario:
             except in power runs (``benchmarks/bench_recency_power.py``).
         complexity: Effect of centred complexity (log-odds per level); 0, the null, except
             in power runs (``bench_recency_power.py --term complexity``).
+        participant_task_sd: SD of participants' random task slopes.
+        item_task_sd: SD of items' random task slopes.
+        participant_complexity_sd: SD of participants' random complexity slopes (per level).
+        guessers: Share of participants answering at chance.
+        item_sd_ratio: Item SD at the highest complexity level over that at the lowest.
     """
 
     participants: int
@@ -60,6 +75,11 @@ class NullScenario:
     seed: int = 1
     recency: float = 0.0
     complexity: float = 0.0
+    participant_task_sd: float = RICHER_TRUTH["participant_task_sd"]
+    item_task_sd: float = RICHER_TRUTH["item_task_sd"]
+    participant_complexity_sd: float = RICHER_TRUTH["participant_complexity_sd"]
+    guessers: float = RICHER_TRUTH["guessers"]
+    item_sd_ratio: float = RICHER_TRUTH["item_sd_ratio"]
 
     def params(self) -> SimulationParams:
         """The generating model: no fixed effect but the intercept (``recency``, ``complexity``)."""
@@ -71,7 +91,23 @@ class NullScenario:
             recency=self.recency,
             participant_sd=self.participant_sd,
             item_sd=self.item_sd,
+            participant_task_sd=self.participant_task_sd,
+            item_task_sd=self.item_task_sd,
+            participant_complexity_sd=self.participant_complexity_sd,
+            guessers=self.guessers,
+            item_sd_ratio=self.item_sd_ratio,
         )
+
+
+INTERCEPTS_ONLY: dict[str, float] = {
+    "participant_task_sd": 0.0,
+    "item_task_sd": 0.0,
+    "participant_complexity_sd": 0.0,
+    "guessers": 0.0,
+    "item_sd_ratio": 1.0,
+}
+"""The null benchmarks' truth before issue 29: random intercepts only (``NullScenario(...,
+**INTERCEPTS_ONLY)``), the structure glmer's default fitted, so calibrated by construction."""
 
 
 def null_studies(
@@ -271,7 +307,9 @@ def _recency_lrt(rows: pd.DataFrame) -> pd.DataFrame:
 def rejection_table(pvalues: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     """Rejection rate with its Wilson 95% interval per (method, reference, test).
 
-    A failed fit counts in the denominator as not rejecting (it is reported in ``failed``).
+    A failed fit (NaN p) is left out of the rate and its denominator and counted apart in
+    ``failed``: counting it as a non-rejection would bias the rate down by the failure rate.
+    ``simulations`` is the number of studies with a p-value, ``studies`` all of them.
     """
     import pandas as pd
 
@@ -280,18 +318,20 @@ def rejection_table(pvalues: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     records = []
     keys = ["method", "reference", "test"]
     for key, group in pvalues.groupby(keys, sort=False):
-        n = len(group)
-        rejected = int((group["p"] < alpha).sum())
-        low, high = wilson_interval(rejected, n)
+        valid = group["p"].dropna()
+        n = len(valid)
+        rejected = int((valid < alpha).sum())
+        low, high = wilson_interval(rejected, n) if n else (float("nan"), float("nan"))
         records.append(
             {
                 **dict(zip(keys, key, strict=True)),
+                "studies": len(group),
                 "simulations": n,
                 "rejected": rejected,
-                "rate": rejected / n,
+                "rate": rejected / n if n else float("nan"),
                 "ci_low": low,
                 "ci_high": high,
-                "failed": int(group["p"].isna().sum()),
+                "failed": len(group) - n,
             }
         )
     return pd.DataFrame(records)
