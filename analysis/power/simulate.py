@@ -220,6 +220,43 @@ def simulate_outcomes(
     return out
 
 
+def population_cell_accuracy(design: HumanDesign, params: SimulationParams) -> dict:
+    """The true accuracy of each task x complexity cell over participants *and* items.
+
+    The mean of the inverse logit over the normal distribution of the random effects a random
+    participant and a random item of the cell bring (intercepts, slopes, the level's item SD),
+    by Gauss-Hermite quadrature; guessers at 0.5 and timeouts (scored wrong) are mixed in. Task
+    is coded as the simulator codes it: explicit +0.5, implicit -0.5.
+
+    Returns:
+        ``(task, complexity level)`` -> accuracy, for the main items.
+    """
+    import numpy as np
+    import pandas as pd
+
+    main = design.trials[design.trials["role"] == "main"]
+    codes, ids = pd.factorize(main["item_id"])
+    scale = _item_sd_scale(main, codes, len(ids), params.item_sd_ratio)
+    main = main.assign(scale=scale[codes])
+    nodes, weights = np.polynomial.hermite_e.hermegauss(60)
+    weights = weights / weights.sum()
+    out = {}
+    for (task, level), cell in main.groupby(["task", "complexity"]):
+        c, t = float(cell["complexity_c"].iloc[0]), float(cell["task_s"].iloc[0])
+        eta = params.intercept + params.complexity * c + params.task * t
+        eta += params.interaction * c * t
+        variance = (
+            params.participant_sd**2
+            + (params.item_sd * float(cell["scale"].iloc[0])) ** 2
+            + t**2 * (params.participant_task_sd**2 + params.item_task_sd**2)
+            + c**2 * params.participant_complexity_sd**2
+        )
+        attentive = float(weights @ (1 / (1 + np.exp(-(eta + np.sqrt(variance) * nodes)))))
+        accuracy = (1 - params.guessers) * attentive + params.guessers * 0.5
+        out[(task, level)] = accuracy * (1 - params.timeout_rate)
+    return out
+
+
 def _slope_effects(
     params: SimulationParams, n_participants: int, n_items: int, rng: np.random.Generator
 ) -> dict[str, np.ndarray]:

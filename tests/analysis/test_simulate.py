@@ -219,3 +219,23 @@ def test_the_richer_truth_keeps_the_fixed_effects():
     assert params.participant_task_sd == 0.5 and params.item_task_sd == 0.4
     assert params.participant_complexity_sd == 0.15 and params.guessers == 0.1
     assert {k: getattr(params, k) for k in RICHER_TRUTH} == RICHER_TRUTH
+
+
+def test_the_population_cell_accuracy_is_what_the_simulator_draws(human_set):
+    import pandas as pd
+
+    from tracktale.analysis.power.simulate import population_cell_accuracy
+
+    design = human_design(human_set)
+    params = SimulationParams(task=-0.8, item_sd=0.5).richer()
+    truth = population_cell_accuracy(design, params)
+    # Explicit is coded +0.5: with task -0.8 it is the harder format in every level.
+    for level in (1, 2, 3, 4):
+        assert truth[("explicit", level)] < truth[("implicit", level)] - 0.05
+    studies = [
+        simulate_outcomes(design, 200, params, np.random.default_rng(seed)).query("role == 'main'")
+        for seed in range(60)
+    ]
+    means = pd.concat(studies).groupby(["task", "complexity"])["correct"].mean()
+    for cell, value in truth.items():
+        assert means[cell] == pytest.approx(value, abs=0.02), cell
