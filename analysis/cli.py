@@ -80,7 +80,21 @@ def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
     show_default=True,
     help="Mixed-model engine (auto: lme4 when R has it, else statsmodels; none: skip).",
 )
-@click.option("--slopes", is_flag=True, help="By-participant random complexity slopes.")
+@click.option(
+    "--slopes",
+    is_flag=True,
+    help="Random intercepts and a by-participant complexity slope (implies --random "
+    "intercepts; the report's structure before issue 29).",
+)
+@click.option(
+    "--random",
+    "random_effects",
+    default="maximal",
+    show_default=True,
+    help="glmer's random effects: maximal (from the design, simplified along the declared "
+    "ladder when singular or not converged), intercepts (crossed random intercepts) or an "
+    "lme4 random part such as '(1 + task_s | agent) + (1 | item_id)'.",
+)
 @click.option(
     "--recency",
     type=click.Choice(["focus", "sentences_since_focus"]),
@@ -242,6 +256,7 @@ def report(
     out: Path,
     engine: str,
     slopes: bool,
+    random_effects: str,
     recency: str,
     task_coding: str,
     figure_template: str,
@@ -269,6 +284,7 @@ def report(
     """Write every figure and table and one self-contained HTML page into --out."""
     from tracktale.analysis.data.exclusions import ExclusionRules
     from tracktale.analysis.report.build import ReportOptions, build_report
+    from tracktale.analysis.stats.random_structure import check_random
 
     if human is None and models is None:
         raise TracktaleError("give --human, --models or both")
@@ -286,6 +302,7 @@ def report(
         rules=rules,
         engine=engine,
         slopes=slopes,
+        random="intercepts" if slopes else check_random(random_effects),
         recency=recency,
         task_coding=task_coding,
         figure_template=figure_template,

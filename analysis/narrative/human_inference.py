@@ -101,6 +101,7 @@ def _mixed(analysed: pd.DataFrame, options: Any, out: HumanInference) -> MixedAn
             slopes=options.slopes,
             task_coding=options.task_coding,
             glmer_test=getattr(options, "glmer_test", "t-bw"),
+            random="intercepts" if options.slopes else getattr(options, "random", "maximal"),
         )
     except TracktaleError as error:
         if options.engine != "auto":
@@ -361,6 +362,14 @@ def _mixed_tables(out: HumanInference, analysis: Any, save, leading: bool) -> No
     save(analysis.comparison, "mixed_comparison", f"Model comparison: AIC and BIC ({engine})")
     if not analysis.lrt.empty:
         save(analysis.lrt, "mixed_lrt", "Likelihood-ratio tests (glmer)")
+    ladder = analysis.ladder_table() if hasattr(analysis, "ladder_table") else pd.DataFrame()
+    if not ladder.empty:
+        for fit in analysis.ladders.values():
+            out.html.append(_pre(fit.to_text()))
+        save(ladder, "mixed_ladder", "Random effects: the maximal model and every ladder step")
+        optimizers = analysis.optimizer_table()
+        if not optimizers.empty:
+            save(optimizers, "mixed_optimizers", "The final fits under other optimizers")
     elif analysis.approximate:
         out.html.append(
             "<p>No likelihood-ratio tests, AIC or BIC: variational Bayes has no likelihood.</p>"
