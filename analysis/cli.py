@@ -6,6 +6,7 @@ stays fast.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -360,11 +361,15 @@ class _LazyProgress:
             self.bar.__exit__(None, None, None)
 
 
-def _simulation_options(command: Any) -> Any:
-    """The generating model's options, shared by ``power`` and ``simulate``."""
+def _simulation_options(command: Any, richer: bool = False) -> Any:
+    """The generating model's options, shared by ``power`` and ``simulate``.
+
+    With ``richer`` (``power``) the random slopes, guessers and item variance default to the
+    richer truth of the null benchmarks (:data:`~tracktale.analysis.power.simulate.RICHER_TRUTH`).
+    """
     from tracktale.analysis.power.simulate import SimulationParams
 
-    defaults = SimulationParams()
+    defaults = SimulationParams().richer() if richer else SimulationParams()
     helps = {
         "intercept": "Log-odds of a correct answer at mean complexity.",
         "complexity": "Effect of one complexity level (log-odds).",
@@ -374,6 +379,10 @@ def _simulation_options(command: Any) -> Any:
         "participant_sd": "SD of participants' random intercepts.",
         "item_sd": "SD of items' random intercepts.",
         "guessers": "Share of participants answering at chance.",
+        "participant_task_sd": "SD of participants' random task slopes.",
+        "item_task_sd": "SD of items' random task slopes.",
+        "participant_complexity_sd": "SD of participants' random complexity slopes.",
+        "item_sd_ratio": "Item SD at the highest complexity level over the lowest.",
     }
     for name, text in reversed(helps.items()):
         flag = "--effect-" + name.replace("_", "-")
@@ -387,7 +396,8 @@ def _params(values: dict[str, Any]) -> Any:
     from tracktale.analysis.power.simulate import SimulationParams
 
     names: tuple[str, ...] = ("intercept", "complexity", "task", "interaction", "recency")
-    names += ("participant_sd", "item_sd", "guessers")
+    names += ("participant_sd", "item_sd", "guessers", "participant_task_sd", "item_task_sd")
+    names += ("participant_complexity_sd", "item_sd_ratio")
     return SimulationParams(**{name: values.pop(name) for name in names})
 
 
@@ -479,7 +489,7 @@ def _params(values: dict[str, Any]) -> Any:
 @click.option(
     "--out", type=click.Path(path_type=Path), help="Write power.csv/.tex and the power curve here."
 )
-@_simulation_options
+@functools.partial(_simulation_options, richer=True)
 def power(
     stimuli_dirs: tuple[Path, ...],
     sizes: str,
@@ -551,6 +561,14 @@ def power(
             f"[{format_cell(row.ci_low, 3)}, {format_cell(row.ci_high, 3)}]  "
             f"mean b={format_cell(row.mean_estimate, 3)}  analysed {row.mean_analysed:.1f}"
         )
+    from tracktale.analysis.power.design import sizes_for_power
+
+    for target, size in sizes_for_power(table).items():
+        reached = f"N = {size}" if size is not None else f"no size up to {max(size_list)}"
+        click.echo(f"{100 * target:.0f}% power: {reached} (of the sizes simulated)")
+    wrong = int(table["wrong_sign"].sum()) if "wrong_sign" in table else 0
+    if wrong:
+        click.echo(f"{wrong} significant result(s) had the wrong sign and do not count as power")
     if out is not None:
         save_table(table, out, "power", f"Power for {term} (alpha {alpha})")
         power_figure(table, out, term)
