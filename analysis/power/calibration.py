@@ -264,6 +264,98 @@ def glmer_calibration(
     )
 
 
+def glmer_ladder_calibration(
+    stimulus_set: StimulusSet,
+    scenario: NullScenario,
+    simulations: int,
+    workers: int = 2,
+    models: tuple[str, ...] = ("model 1",),
+    progress: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
+    """p-values of glmer with the design's maximal random effects and the ladder.
+
+    The report's default mixed model (``--random maximal``): each study's model is fitted
+    along :mod:`~tracktale.analysis.stats.random_structure`'s ladder in R
+    (``glmer_ladder_sims.R``), and its Wald statistics are referred to the normal (lme4's z)
+    and to t with between-within degrees of freedom (the report's ``t-bw``).
+
+    Returns:
+        One row per (sim, reference, test) with ``p`` (NaN where the fit failed),
+        ``singular``, ``converged``, ``steps`` (fits the ladder made) and ``formula``.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from tracktale.analysis.stats.glmer_batch import fit_batch
+    from tracktale.analysis.stats.inference import GLMER_TERMS
+    from tracktale.analysis.stats.mixed import fixed_formula, mixed_frame
+    from tracktale.analysis.stats.random_structure import fixed_terms, maximal_slopes
+
+    fixed = {m: fixed_formula(m == "model 2", True) for m in models}
+    frames = []
+    for sim, analysed in null_studies(stimulus_set, scenario, range(simulations)):
+        frame = mixed_frame(analysed, "focus")
+        columns = ["correct", "agent", "item_id", "complexity_z", "task_s", "recency_z"]
+        frames.append(frame[columns].assign(sim=sim))
+    structure = pd.DataFrame(
+        [
+            {"model": model, "group": group, "term": term}
+            for model, formula in fixed.items()
+            for group, terms in maximal_slopes(frames[0], fixed_terms(formula)).items()
+            for term in (terms or [""])
+        ]
+    )
+    data = pd.concat(frames, ignore_index=True)
+    rows = fit_batch(data, fixed, workers=workers, progress=progress, structure=structure)
+    wanted = {t: GLMER_TERMS[t] for t in DEFAULT_TESTS}
+    df = _ladder_df(frames[0], models)
+    records = []
+    for (sim, model), group in rows.groupby(["sim", "model"], sort=True):
+        by_term = group.set_index("term")
+        for test, term in wanted.items():
+            if (test == "recency") != (model == "model 2"):
+                continue
+            z = float(by_term.loc[term, "z"]) if term in by_term.index else float("nan")
+            common = {
+                "sim": sim,
+                "method": "glmer (maximal, ladder)",
+                "test": test,
+                "singular": bool(group["singular"].iloc[0]),
+                "converged": bool(group["converged"].iloc[0]),
+                "steps": group["steps"].iloc[0],
+                "formula": group["formula"].iloc[0],
+            }
+            p_z = float(2 * stats_norm_sf(abs(z)))
+            p_t = float(2 * stats_t_sf(abs(z), df[term])) if not np.isnan(z) else float("nan")
+            records.append({**common, "reference": "normal", "p": p_z})
+            records.append({**common, "reference": "t (between-within df)", "p": p_t})
+    return pd.DataFrame(records)
+
+
+def stats_norm_sf(z: float) -> float:
+    """The normal upper tail (NaN in, NaN out)."""
+    from scipy import stats
+
+    return float(stats.norm.sf(z))
+
+
+def stats_t_sf(z: float, df: float) -> float:
+    """The t upper tail with ``df`` degrees of freedom."""
+    from scipy import stats
+
+    return float(stats.t.sf(z, df))
+
+
+def _ladder_df(frame: pd.DataFrame, models: tuple[str, ...]) -> dict[str, float]:
+    from tracktale.analysis.stats.mixed import between_within_df
+
+    terms = ["Intercept", "complexity_z", "task_s", "complexity_z:task_s"]
+    df = between_within_df(frame, terms)
+    if "model 2" in models:
+        df["recency_z"] = between_within_df(frame, [*terms, "recency_z"])["recency_z"]
+    return df
+
+
 def _between_within(tests: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     """The same Wald statistics against t with between-within degrees of freedom."""
     import numpy as np
