@@ -253,6 +253,7 @@ def human_inference(analysed: pd.DataFrame, options: Any, tables_dir: Path) -> H
     save = _saver(out, tables_dir)
     out.html.append(f"<h3>Inference: {html.escape(METHOD_LABELS[out.method])}</h3>")
     out.html.append(f"<p>{html.escape(WHY)}</p>")
+    _primary(out, save)
     _lead_tables(out, analysis, levels, save)
     if analysis is not None and out.method != "glmer":
         _mixed_tables(out, analysis, save, leading=False)
@@ -272,6 +273,20 @@ def human_inference(analysed: pd.DataFrame, options: Any, tables_dir: Path) -> H
     if not comparison.empty:
         save(comparison, "se_comparison", "Standard errors: participant-clustered vs two-way")
     return out
+
+
+def _primary(out: HumanInference, save) -> None:
+    """One primary p per hypothesis first; every other p of those hypotheses as robustness."""
+    from tracktale.analysis.stats.primary import primary_tables
+
+    primary, robustness = primary_tables(out.fits, out.method)
+    out.html.append(
+        "<p>One declared primary test per hypothesis (complexity, task x complexity, "
+        "recency); the other tests of the same hypotheses follow as robustness checks, not "
+        "as alternatives to choose from.</p>"
+    )
+    save(primary, "primary_tests", "Primary tests: one per hypothesis")
+    save(robustness, "robustness_tests", "Robustness: the other tests of each hypothesis")
 
 
 def _saver(out: HumanInference, tables_dir: Path):
