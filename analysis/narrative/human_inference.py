@@ -287,6 +287,27 @@ def _primary(out: HumanInference, save) -> None:
     )
     save(primary, "primary_tests", "Primary tests: one per hypothesis")
     save(robustness, "robustness_tests", "Robustness: the other tests of each hypothesis")
+    _equivalence(out, save)
+
+
+def _equivalence(out: HumanInference, save) -> None:
+    """The TOST of recency against the smallest effect of interest, beside its primary test."""
+    import pandas as pd
+
+    from tracktale.analysis.stats.primary import recency_equivalence
+
+    fit = out.fits.get("glm2way_recency")
+    if fit is None or "recency_c" not in set(fit.table["term"]):
+        return
+    result = recency_equivalence(fit)
+    verdict = "equivalent to no effect" if result["equivalent"] else "not shown equivalent"
+    out.html.append(
+        "<p>Recency, equivalence test (TOST, two-way GLM, percentage points per focus "
+        f"position at the mean accuracy): {result['estimate_points']:+.2f} points, 90% CI "
+        f"[{result['ci90_low']:+.2f}, {result['ci90_high']:+.2f}] against bounds "
+        f"+-{result['bound']:g}: p = {result['p_tost']:.3g}, {verdict}.</p>"
+    )
+    save(pd.DataFrame([result]), "recency_equivalence", "Recency: equivalence test (TOST)")
 
 
 def _saver(out: HumanInference, tables_dir: Path):

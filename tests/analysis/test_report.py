@@ -469,3 +469,4 @@ def test_one_primary_test_per_hypothesis_and_the_rest_as_robustness(inputs, tmp_
         recency["test"]
     )
     assert len(primary.merge(robustness, on=["hypothesis", "test", "model"])) == 0
+    assert (out / "tables" / "recency_equivalence.csv").exists()
