@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
                     f"{fits['steps'].mean():.1f} fits per ladder; final structures:"
                 )
                 for formula, count in fits["formula"].value_counts().head(4).items():
-                    print(f"    {count:>4}  {formula.split(' + (', 1)[-1]}")
+                    print(f"    {count:>4}  ({formula.split(' + (', 1)[-1]}")
             print(
                 f"  time: GLM {t1 - t0:.0f} s, glmer {t2 - t1:.0f} s, maximal glmer "
                 f"{t3 - t2:.0f} s; {_load()}"
