@@ -6,6 +6,7 @@ stays fast.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,21 @@ def _stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:
     show_default=True,
     help="Mixed-model engine (auto: lme4 when R has it, else statsmodels; none: skip).",
 )
-@click.option("--slopes", is_flag=True, help="By-participant random complexity slopes.")
+@click.option(
+    "--slopes",
+    is_flag=True,
+    help="Random intercepts and a by-participant complexity slope (implies --random "
+    "intercepts; the report's structure before issue 29).",
+)
+@click.option(
+    "--random",
+    "random_effects",
+    default="maximal",
+    show_default=True,
+    help="glmer's random effects: maximal (from the design, simplified along the declared "
+    "ladder when singular or not converged), intercepts (crossed random intercepts) or an "
+    "lme4 random part such as '(1 + task_s | agent) + (1 | item_id)'.",
+)
 @click.option(
     "--recency",
     type=click.Choice(["focus", "sentences_since_focus"]),
@@ -249,6 +264,7 @@ def report(
     out: Path,
     engine: str,
     slopes: bool,
+    random_effects: str,
     recency: str,
     task_coding: str,
     figure_template: str,
@@ -277,6 +293,7 @@ def report(
     """Write every figure and table and one self-contained HTML page into --out."""
     from tracktale.analysis.data.exclusions import ExclusionRules
     from tracktale.analysis.report.build import ReportOptions, build_report
+    from tracktale.analysis.stats.random_structure import check_random
 
     if human is None and models is None:
         raise TracktaleError("give --human, --models or both")
@@ -294,6 +311,7 @@ def report(
         rules=rules,
         engine=engine,
         slopes=slopes,
+        random="intercepts" if slopes else check_random(random_effects),
         recency=recency,
         task_coding=task_coding,
         figure_template=figure_template,
@@ -352,11 +370,15 @@ class _LazyProgress:
             self.bar.__exit__(None, None, None)
 
 
-def _simulation_options(command: Any) -> Any:
-    """The generating model's options, shared by ``power`` and ``simulate``."""
+def _simulation_options(command: Any, richer: bool = False) -> Any:
+    """The generating model's options, shared by ``power`` and ``simulate``.
+
+    With ``richer`` (``power``) the random slopes, guessers and item variance default to the
+    richer truth of the null benchmarks (:data:`~tracktale.analysis.power.simulate.RICHER_TRUTH`).
+    """
     from tracktale.analysis.power.simulate import SimulationParams
 
-    defaults = SimulationParams()
+    defaults = SimulationParams().richer() if richer else SimulationParams()
     helps = {
         "intercept": "Log-odds of a correct answer at mean complexity.",
         "complexity": "Effect of one complexity level (log-odds).",
@@ -366,6 +388,10 @@ def _simulation_options(command: Any) -> Any:
         "participant_sd": "SD of participants' random intercepts.",
         "item_sd": "SD of items' random intercepts.",
         "guessers": "Share of participants answering at chance.",
+        "participant_task_sd": "SD of participants' random task slopes.",
+        "item_task_sd": "SD of items' random task slopes.",
+        "participant_complexity_sd": "SD of participants' random complexity slopes.",
+        "item_sd_ratio": "Item SD at the highest complexity level over the lowest.",
     }
     for name, text in reversed(helps.items()):
         flag = "--effect-" + name.replace("_", "-")
@@ -379,7 +405,8 @@ def _params(values: dict[str, Any]) -> Any:
     from tracktale.analysis.power.simulate import SimulationParams
 
     names: tuple[str, ...] = ("intercept", "complexity", "task", "interaction", "recency")
-    names += ("participant_sd", "item_sd", "guessers")
+    names += ("participant_sd", "item_sd", "guessers", "participant_task_sd", "item_task_sd")
+    names += ("participant_complexity_sd", "item_sd_ratio")
     return SimulationParams(**{name: values.pop(name) for name in names})
 
 
@@ -471,7 +498,7 @@ def _params(values: dict[str, Any]) -> Any:
 @click.option(
     "--out", type=click.Path(path_type=Path), help="Write power.csv/.tex and the power curve here."
 )
-@_simulation_options
+@functools.partial(_simulation_options, richer=True)
 def power(
     stimuli_dirs: tuple[Path, ...],
     sizes: str,
@@ -543,6 +570,14 @@ def power(
             f"[{format_cell(row.ci_low, 3)}, {format_cell(row.ci_high, 3)}]  "
             f"mean b={format_cell(row.mean_estimate, 3)}  analysed {row.mean_analysed:.1f}"
         )
+    from tracktale.analysis.power.design import sizes_for_power
+
+    for target, size in sizes_for_power(table).items():
+        reached = f"N = {size}" if size is not None else f"no size up to {max(size_list)}"
+        click.echo(f"{100 * target:.0f}% power: {reached} (of the sizes simulated)")
+    wrong = int(table["wrong_sign"].sum()) if "wrong_sign" in table else 0
+    if wrong:
+        click.echo(f"{wrong} significant result(s) had the wrong sign and do not count as power")
     if out is not None:
         save_table(table, out, "power", f"Power for {term} (alpha {alpha})")
         power_figure(table, out, term)

@@ -98,6 +98,7 @@ def _mixed(analysed: pd.DataFrame, options: Any, out: HumanInference) -> MixedAn
             slopes=options.slopes,
             task_coding=options.task_coding,
             glmer_test=getattr(options, "glmer_test", "t-bw"),
+            random="intercepts" if options.slopes else getattr(options, "random", "maximal"),
         )
     except TracktaleError as error:
         if options.engine != "auto":
@@ -249,6 +250,7 @@ def human_inference(analysed: pd.DataFrame, options: Any, tables_dir: Path) -> H
     save = _saver(out, tables_dir)
     out.html.append(f"<h3>Inference: {html.escape(METHOD_LABELS[out.method])}</h3>")
     out.html.append(f"<p>{html.escape(WHY)}</p>")
+    _primary(out, save)
     _lead_tables(out, analysis, levels, save)
     if analysis is not None and out.method != "glmer":
         _mixed_tables(out, analysis, save, leading=False)
@@ -268,6 +270,41 @@ def human_inference(analysed: pd.DataFrame, options: Any, tables_dir: Path) -> H
     if not comparison.empty:
         save(comparison, "se_comparison", "Standard errors: participant-clustered vs two-way")
     return out
+
+
+def _primary(out: HumanInference, save) -> None:
+    """One primary p per hypothesis first; every other p of those hypotheses as robustness."""
+    from tracktale.analysis.stats.primary import primary_tables
+
+    primary, robustness = primary_tables(out.fits, out.method)
+    out.html.append(
+        "<p>One declared primary test per hypothesis (complexity, task x complexity, "
+        "recency); the other tests of the same hypotheses follow as robustness checks, not "
+        "as alternatives to choose from.</p>"
+    )
+    save(primary, "primary_tests", "Primary tests: one per hypothesis")
+    save(robustness, "robustness_tests", "Robustness: the other tests of each hypothesis")
+    _equivalence(out, save)
+
+
+def _equivalence(out: HumanInference, save) -> None:
+    """The TOST of recency against the smallest effect of interest, beside its primary test."""
+    import pandas as pd
+
+    from tracktale.analysis.stats.primary import recency_equivalence
+
+    fit = out.fits.get("glm2way_recency")
+    if fit is None or "recency_c" not in set(fit.table["term"]):
+        return
+    result = recency_equivalence(fit)
+    verdict = "equivalent to no effect" if result["equivalent"] else "not shown equivalent"
+    out.html.append(
+        "<p>Recency, equivalence test (TOST, two-way GLM, percentage points per focus "
+        f"position at the mean accuracy): {result['estimate_points']:+.2f} points, 90% CI "
+        f"[{result['ci90_low']:+.2f}, {result['ci90_high']:+.2f}] against bounds "
+        f"+-{result['bound']:g}: p = {result['p_tost']:.3g}, {verdict}.</p>"
+    )
+    save(pd.DataFrame([result]), "recency_equivalence", "Recency: equivalence test (TOST)")
 
 
 def _saver(out: HumanInference, tables_dir: Path):
@@ -359,6 +396,14 @@ def _mixed_tables(out: HumanInference, analysis: Any, save, leading: bool) -> No
     save(analysis.comparison, "mixed_comparison", f"Model comparison: AIC and BIC ({engine})")
     if not analysis.lrt.empty:
         save(analysis.lrt, "mixed_lrt", "Likelihood-ratio tests (glmer)")
+    ladder = analysis.ladder_table() if hasattr(analysis, "ladder_table") else pd.DataFrame()
+    if not ladder.empty:
+        for fit in analysis.ladders.values():
+            out.html.append(_pre(fit.to_text()))
+        save(ladder, "mixed_ladder", "Random effects: the maximal model and every ladder step")
+        optimizers = analysis.optimizer_table()
+        if not optimizers.empty:
+            save(optimizers, "mixed_optimizers", "The final fits under other optimizers")
     elif analysis.approximate:
         out.html.append(
             "<p>No likelihood-ratio tests, AIC or BIC: variational Bayes has no likelihood.</p>"

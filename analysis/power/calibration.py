@@ -4,9 +4,14 @@ Participants are simulated in the human protocol's own design (four lists, block
 46 trials: 36 main and 10 fillers, after practice; see
 :func:`~tracktale.analysis.power.simulate.human_design`) with no complexity, task, interaction or
 recency effect, random intercepts for participants (SD 0.5) and for items (SD ``item_sd``,
-drawn anew in every simulated study), and the paper's exclusions. Each data set is analysed by
-every method of :mod:`tracktale.analysis.stats.inference`; the share of p-values below alpha is the
-test's real type I error rate, with a Wilson 95% interval for the simulation error.
+drawn anew in every simulated study), and the paper's exclusions. By default the truth is richer
+than the models fitted (:data:`~tracktale.analysis.power.simulate.RICHER_TRUTH`): random task
+slopes by participant (SD 0.5) and by item (SD 0.4), random complexity slopes by participant
+(SD 0.15), 10% guessers, and an item SD twice as large at C4 as at C1 (geometric mean
+``item_sd``); ``NullScenario(..., **INTERCEPTS_ONLY)`` gives the old intercepts-only truth.
+Each data set is analysed by every method of :mod:`tracktale.analysis.stats.inference`; the
+share of p-values below alpha is the test's real type I error rate, with a Wilson 95% interval
+for the simulation error; failed fits are counted apart.
 ``benchmarks/bench_null_calibration.py`` prints the table.
 """
 
@@ -17,7 +22,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tracktale.analysis.data.exclusions import ExclusionRules, apply_exclusions
-from tracktale.analysis.power.simulate import SimulationParams, human_design, simulate_outcomes
+from tracktale.analysis.power.simulate import (
+    RICHER_TRUTH,
+    SimulationParams,
+    human_design,
+    simulate_outcomes,
+)
 from tracktale.analysis.stats.inference import DEFAULT_TESTS, GLM_TERMS
 from tracktale.errors import TracktaleError
 
@@ -51,6 +61,11 @@ class NullScenario:
             except in power runs (``benchmarks/bench_recency_power.py``).
         complexity: Effect of centred complexity (log-odds per level); 0, the null, except
             in power runs (``bench_recency_power.py --term complexity``).
+        participant_task_sd: SD of participants' random task slopes.
+        item_task_sd: SD of items' random task slopes.
+        participant_complexity_sd: SD of participants' random complexity slopes (per level).
+        guessers: Share of participants answering at chance.
+        item_sd_ratio: Item SD at the highest complexity level over that at the lowest.
     """
 
     participants: int
@@ -60,6 +75,11 @@ class NullScenario:
     seed: int = 1
     recency: float = 0.0
     complexity: float = 0.0
+    participant_task_sd: float = RICHER_TRUTH["participant_task_sd"]
+    item_task_sd: float = RICHER_TRUTH["item_task_sd"]
+    participant_complexity_sd: float = RICHER_TRUTH["participant_complexity_sd"]
+    guessers: float = RICHER_TRUTH["guessers"]
+    item_sd_ratio: float = RICHER_TRUTH["item_sd_ratio"]
 
     def params(self) -> SimulationParams:
         """The generating model: no fixed effect but the intercept (``recency``, ``complexity``)."""
@@ -71,7 +91,23 @@ class NullScenario:
             recency=self.recency,
             participant_sd=self.participant_sd,
             item_sd=self.item_sd,
+            participant_task_sd=self.participant_task_sd,
+            item_task_sd=self.item_task_sd,
+            participant_complexity_sd=self.participant_complexity_sd,
+            guessers=self.guessers,
+            item_sd_ratio=self.item_sd_ratio,
         )
+
+
+INTERCEPTS_ONLY: dict[str, float] = {
+    "participant_task_sd": 0.0,
+    "item_task_sd": 0.0,
+    "participant_complexity_sd": 0.0,
+    "guessers": 0.0,
+    "item_sd_ratio": 1.0,
+}
+"""The null benchmarks' truth before issue 29: random intercepts only (``NullScenario(...,
+**INTERCEPTS_ONLY)``), the structure glmer's default fitted, so calibrated by construction."""
 
 
 def null_studies(
@@ -228,6 +264,98 @@ def glmer_calibration(
     )
 
 
+def glmer_ladder_calibration(
+    stimulus_set: StimulusSet,
+    scenario: NullScenario,
+    simulations: int,
+    workers: int = 2,
+    models: tuple[str, ...] = ("model 1",),
+    progress: Callable[[int, int], None] | None = None,
+) -> pd.DataFrame:
+    """p-values of glmer with the design's maximal random effects and the ladder.
+
+    The report's default mixed model (``--random maximal``): each study's model is fitted
+    along :mod:`~tracktale.analysis.stats.random_structure`'s ladder in R
+    (``glmer_ladder_sims.R``), and its Wald statistics are referred to the normal (lme4's z)
+    and to t with between-within degrees of freedom (the report's ``t-bw``).
+
+    Returns:
+        One row per (sim, reference, test) with ``p`` (NaN where the fit failed),
+        ``singular``, ``converged``, ``steps`` (fits the ladder made) and ``formula``.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from tracktale.analysis.stats.glmer_batch import fit_batch
+    from tracktale.analysis.stats.inference import GLMER_TERMS
+    from tracktale.analysis.stats.mixed import fixed_formula, mixed_frame
+    from tracktale.analysis.stats.random_structure import fixed_terms, maximal_slopes
+
+    fixed = {m: fixed_formula(m == "model 2", True) for m in models}
+    frames = []
+    for sim, analysed in null_studies(stimulus_set, scenario, range(simulations)):
+        frame = mixed_frame(analysed, "focus")
+        columns = ["correct", "agent", "item_id", "complexity_z", "task_s", "recency_z"]
+        frames.append(frame[columns].assign(sim=sim))
+    structure = pd.DataFrame(
+        [
+            {"model": model, "group": group, "term": term}
+            for model, formula in fixed.items()
+            for group, terms in maximal_slopes(frames[0], fixed_terms(formula)).items()
+            for term in (terms or [""])
+        ]
+    )
+    data = pd.concat(frames, ignore_index=True)
+    rows = fit_batch(data, fixed, workers=workers, progress=progress, structure=structure)
+    wanted = {t: GLMER_TERMS[t] for t in DEFAULT_TESTS}
+    df = _ladder_df(frames[0], models)
+    records = []
+    for (sim, model), group in rows.groupby(["sim", "model"], sort=True):
+        by_term = group.set_index("term")
+        for test, term in wanted.items():
+            if (test == "recency") != (model == "model 2"):
+                continue
+            z = float(by_term.loc[term, "z"]) if term in by_term.index else float("nan")
+            common = {
+                "sim": sim,
+                "method": "glmer (maximal, ladder)",
+                "test": test,
+                "singular": bool(group["singular"].iloc[0]),
+                "converged": bool(group["converged"].iloc[0]),
+                "steps": group["steps"].iloc[0],
+                "formula": group["formula"].iloc[0],
+            }
+            p_z = float(2 * stats_norm_sf(abs(z)))
+            p_t = float(2 * stats_t_sf(abs(z), df[term])) if not np.isnan(z) else float("nan")
+            records.append({**common, "reference": "normal", "p": p_z})
+            records.append({**common, "reference": "t (between-within df)", "p": p_t})
+    return pd.DataFrame(records)
+
+
+def stats_norm_sf(z: float) -> float:
+    """The normal upper tail (NaN in, NaN out)."""
+    from scipy import stats
+
+    return float(stats.norm.sf(z))
+
+
+def stats_t_sf(z: float, df: float) -> float:
+    """The t upper tail with ``df`` degrees of freedom."""
+    from scipy import stats
+
+    return float(stats.t.sf(z, df))
+
+
+def _ladder_df(frame: pd.DataFrame, models: tuple[str, ...]) -> dict[str, float]:
+    from tracktale.analysis.stats.mixed import between_within_df
+
+    terms = ["Intercept", "complexity_z", "task_s", "complexity_z:task_s"]
+    df = between_within_df(frame, terms)
+    if "model 2" in models:
+        df["recency_z"] = between_within_df(frame, [*terms, "recency_z"])["recency_z"]
+    return df
+
+
 def _between_within(tests: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     """The same Wald statistics against t with between-within degrees of freedom."""
     import numpy as np
@@ -271,7 +399,9 @@ def _recency_lrt(rows: pd.DataFrame) -> pd.DataFrame:
 def rejection_table(pvalues: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     """Rejection rate with its Wilson 95% interval per (method, reference, test).
 
-    A failed fit counts in the denominator as not rejecting (it is reported in ``failed``).
+    A failed fit (NaN p) is left out of the rate and its denominator and counted apart in
+    ``failed``: counting it as a non-rejection would bias the rate down by the failure rate.
+    ``simulations`` is the number of studies with a p-value, ``studies`` all of them.
     """
     import pandas as pd
 
@@ -280,18 +410,20 @@ def rejection_table(pvalues: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
     records = []
     keys = ["method", "reference", "test"]
     for key, group in pvalues.groupby(keys, sort=False):
-        n = len(group)
-        rejected = int((group["p"] < alpha).sum())
-        low, high = wilson_interval(rejected, n)
+        valid = group["p"].dropna()
+        n = len(valid)
+        rejected = int((valid < alpha).sum())
+        low, high = wilson_interval(rejected, n) if n else (float("nan"), float("nan"))
         records.append(
             {
                 **dict(zip(keys, key, strict=True)),
+                "studies": len(group),
                 "simulations": n,
                 "rejected": rejected,
-                "rate": rejected / n,
+                "rate": rejected / n if n else float("nan"),
                 "ci_low": low,
                 "ci_high": high,
-                "failed": int(group["p"].isna().sum()),
+                "failed": len(group) - n,
             }
         )
     return pd.DataFrame(records)

@@ -120,21 +120,40 @@ def simulate_power(
                 done += 1
                 if progress:
                     progress(done, total)
-    rows = [_summary(size, outcomes[size], settings, method) for size in settings.sizes]
+    direction = _predicted_direction(params, settings.term)
+    rows = [_summary(size, outcomes[size], settings, method, direction) for size in settings.sizes]
     return pd.DataFrame(rows)
 
 
-def _summary(size: int, outcomes: list, settings: Any, method: str) -> dict:
-    """One size's row; ``settings`` has ``alpha`` and ``simulations`` (also the people's)."""
+def _predicted_direction(params: SimulationParams, term: str) -> int:
+    """The sign of the simulated effect of ``term`` (0 under the null)."""
+    value = {
+        "complexity_c": params.complexity,
+        "task_s": params.task,
+        "complexity_c:task_s": params.interaction,
+        "recency_c": params.recency,
+    }.get(term, 0.0)
+    return int(math.copysign(1, value)) if value else 0
+
+
+def _summary(size: int, outcomes: list, settings: Any, method: str, direction: int = 0) -> dict:
+    """One size's row; ``settings`` has ``alpha`` and ``simulations`` (also the people's).
+
+    With a predicted ``direction`` (the sign of the simulated effect), only significant results
+    of that sign count as power; significant results of the other sign (type S errors) are
+    counted apart in ``wrong_sign``. Under the null (``direction`` 0) every rejection counts.
+    """
     import numpy as np
 
     fitted = [o for o in outcomes if o is not None]
-    significant = sum(p < settings.alpha for _, p, _ in fitted)
+    rejected = [(e, p) for e, p, _ in fitted if p < settings.alpha]
+    significant = sum(1 for e, _ in rejected if direction == 0 or np.sign(e) == direction)
     low, high = wilson_interval(significant, settings.simulations)
     return {
         "participants": size,
         "simulations": settings.simulations,
         "significant": significant,
+        "wrong_sign": len(rejected) - significant,
         "power": significant / settings.simulations,
         "ci_low": low,
         "ci_high": high,
@@ -268,6 +287,21 @@ def _glmer_outcomes(
             p = permuted[sim]
         outcomes[size].append((estimate, p, analysed))
     return outcomes
+
+
+def sizes_for_power(table: pd.DataFrame, targets: Sequence[float] = (0.8, 0.9)) -> dict:
+    """The smallest simulated N whose estimated power reaches each target (``None``: none).
+
+    Only the sizes simulated are candidates (no extrapolation); with power non-monotone by
+    simulation error the first size reaching the target is given, and its interval says how
+    sure that is.
+    """
+    out: dict[float, int | None] = {}
+    ordered = table.sort_values("participants")
+    for target in targets:
+        reached = ordered[ordered["power"] >= target]
+        out[target] = int(reached["participants"].iloc[0]) if not reached.empty else None
+    return out
 
 
 def power_figure(table: pd.DataFrame, folder, term: str, target: float = 0.8):

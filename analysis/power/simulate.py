@@ -5,8 +5,12 @@ Participants answer the items of a human-protocol stimulus set in the study's ow
 formats within every design cell with the order of the two format blocks, so every item is seen
 in both formats across participants and every participant gets half of each cell in each format.
 Accuracy follows a logistic model with the GLM's terms plus participant and item random
-intercepts; a share of participants can be simulated as guessers (to exercise the exclusion
-rules).
+intercepts and, when asked for, random slopes (task and complexity by participant, task by item)
+and item intercepts whose SD differs across complexity levels; a share of participants can be
+simulated as guessers who answer at chance (to exercise the exclusion rules). The defaults of
+:class:`SimulationParams` have no slopes (they reproduce the paper's cells);
+:data:`RICHER_TRUTH` is the richer truth the null benchmarks and power runs draw from, so that a
+model that fits intercepts only is not calibrated by construction.
 
 This is the analysis' own simulator (for parameter recovery, power and report tests); the study
 stage has HTTP-level simulated participants that click through the real front end.
@@ -16,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from tracktale.analysis.data.tidy import HumanData
@@ -51,6 +55,14 @@ class SimulationParams:
         participant_sd: SD of participants' random intercepts.
         item_sd: SD of items' random intercepts.
         guessers: Share of participants who answer at chance (50%) on every trial.
+        participant_task_sd: SD of participants' random task slopes (log-odds, explicit minus
+            implicit).
+        participant_complexity_sd: SD of participants' random complexity slopes (log-odds per
+            level).
+        item_task_sd: SD of items' random task slopes (each item is seen in both formats).
+        item_sd_ratio: Ratio of the item-intercept SD at the highest complexity level to the
+            lowest; the SDs of the levels between are spaced geometrically, with their
+            geometric mean ``item_sd`` (1: the same SD at every level).
         filler_accuracy: Accuracy on the comprehension questions of attentive participants.
         timeout_rate: Share of trials that time out (scored incorrect).
     """
@@ -65,10 +77,34 @@ class SimulationParams:
     guessers: float = 0.0
     filler_accuracy: float = 0.92
     timeout_rate: float = 0.02
+    participant_task_sd: float = 0.0
+    participant_complexity_sd: float = 0.0
+    item_task_sd: float = 0.0
+    item_sd_ratio: float = 1.0
 
     def to_dict(self) -> dict[str, float]:
         """Plain data for reports."""
         return asdict(self)
+
+    def richer(self) -> SimulationParams:
+        """These parameters with the richer truth's random effects and guessers.
+
+        The random slopes, guessers and unequal item variance of :data:`RICHER_TRUTH` replace
+        those of ``self``; the fixed effects are kept.
+        """
+        return replace(self, **RICHER_TRUTH)
+
+
+RICHER_TRUTH: dict[str, float] = {
+    "participant_task_sd": 0.5,
+    "item_task_sd": 0.4,
+    "participant_complexity_sd": 0.15,
+    "guessers": 0.1,
+    "item_sd_ratio": 2.0,
+}
+"""The richer truth of the null benchmarks and power runs (issue 29): by-participant task slope
+SD 0.5, by-item task slope SD 0.4, by-participant complexity slope SD 0.15, 10% guessers, and an
+item SD twice as large at the highest complexity level as at the lowest."""
 
 
 @dataclass(frozen=True)
@@ -153,16 +189,19 @@ def simulate_outcomes(
     who = np.repeat(np.arange(n_participants), [len(r) for r in assigned])
     out = trials.iloc[rows].reset_index(drop=True)
     item_codes, item_ids = pd.factorize(out["item_id"])
-    item_effect = rng.normal(0, params.item_sd, len(item_ids))
+    complexity, task = out["complexity_c"].to_numpy(), out["task_s"].to_numpy()
+    item_scale = _item_sd_scale(out, item_codes, len(item_ids), params.item_sd_ratio)
+    item_effect = rng.normal(0, params.item_sd, len(item_ids)) * item_scale
     person_effect = rng.normal(0, params.participant_sd, n_participants)
     guesser = rng.random(n_participants) < params.guessers
-    complexity, task = out["complexity_c"].to_numpy(), out["task_s"].to_numpy()
+    # Slopes are drawn after the draws above, so studies without slopes keep their old streams.
+    slopes = _slope_effects(params, n_participants, len(item_ids), rng)
     logit = (
         params.intercept
         + person_effect[who]
         + item_effect[item_codes]
-        + params.complexity * complexity
-        + params.task * task
+        + (params.complexity + slopes["participant_complexity"][who]) * complexity
+        + (params.task + slopes["participant_task"][who] + slopes["item_task"][item_codes]) * task
         + params.interaction * complexity * task
         + params.recency * out["focus_c"].to_numpy()
     )
@@ -179,6 +218,79 @@ def simulate_outcomes(
     out["timed_out"] = timed_out.astype(float)
     out["guesser"] = guesser[who]
     return out
+
+
+def population_cell_accuracy(design: HumanDesign, params: SimulationParams) -> dict:
+    """The true accuracy of each task x complexity cell over participants *and* items.
+
+    The mean of the inverse logit over the normal distribution of the random effects a random
+    participant and a random item of the cell bring (intercepts, slopes, the level's item SD),
+    by Gauss-Hermite quadrature; guessers at 0.5 and timeouts (scored wrong) are mixed in. Task
+    is coded as the simulator codes it: explicit +0.5, implicit -0.5.
+
+    Returns:
+        ``(task, complexity level)`` -> accuracy, for the main items.
+    """
+    import numpy as np
+    import pandas as pd
+
+    main = design.trials[design.trials["role"] == "main"]
+    codes, ids = pd.factorize(main["item_id"])
+    scale = _item_sd_scale(main, codes, len(ids), params.item_sd_ratio)
+    main = main.assign(scale=scale[codes])
+    nodes, weights = np.polynomial.hermite_e.hermegauss(60)
+    weights = weights / weights.sum()
+    out = {}
+    for (task, level), cell in main.groupby(["task", "complexity"]):
+        c, t = float(cell["complexity_c"].iloc[0]), float(cell["task_s"].iloc[0])
+        eta = params.intercept + params.complexity * c + params.task * t
+        eta += params.interaction * c * t
+        variance = (
+            params.participant_sd**2
+            + (params.item_sd * float(cell["scale"].iloc[0])) ** 2
+            + t**2 * (params.participant_task_sd**2 + params.item_task_sd**2)
+            + c**2 * params.participant_complexity_sd**2
+        )
+        attentive = float(weights @ (1 / (1 + np.exp(-(eta + np.sqrt(variance) * nodes)))))
+        accuracy = (1 - params.guessers) * attentive + params.guessers * 0.5
+        out[(task, level)] = accuracy * (1 - params.timeout_rate)
+    return out
+
+
+def _slope_effects(
+    params: SimulationParams, n_participants: int, n_items: int, rng: np.random.Generator
+) -> dict[str, np.ndarray]:
+    """Each participant's and item's random slopes (zeros, and no draws, where the SD is 0)."""
+    import numpy as np
+
+    sizes = {
+        "participant_complexity": (params.participant_complexity_sd, n_participants),
+        "participant_task": (params.participant_task_sd, n_participants),
+        "item_task": (params.item_task_sd, n_items),
+    }
+    return {
+        name: rng.normal(0, sd, size) if sd > 0 else np.zeros(size)
+        for name, (sd, size) in sizes.items()
+    }
+
+
+def _item_sd_scale(out: pd.DataFrame, codes: np.ndarray, n_items: int, ratio: float) -> np.ndarray:
+    """Per item, its level's SD relative to ``item_sd`` (geometric spacing, geometric mean 1)."""
+    import numpy as np
+
+    scale = np.ones(n_items)
+    if ratio == 1.0:
+        return scale
+    if ratio <= 0:
+        raise TracktaleError(f"item_sd_ratio must be positive, not {ratio}")
+    level = out["complexity"].astype(float).to_numpy()
+    levels = np.unique(level[~np.isnan(level)])
+    if len(levels) < 2:
+        return scale
+    position = (level - levels.mean()) / (levels.max() - levels.min())
+    per_row = np.where(np.isnan(position), 1.0, ratio**position)
+    scale[codes] = per_row
+    return scale
 
 
 def simulate_human_data(

@@ -58,7 +58,11 @@ class ReportOptions:
     Attributes:
         rules: Exclusion rules for human data.
         engine: Mixed-model engine (``auto``, ``statsmodels``, ``lme4``) or ``none`` to skip.
-        slopes: By-participant random complexity slopes in the mixed model.
+        slopes: By-participant random complexity slopes in the mixed model (with
+            ``random="intercepts"``).
+        random: glmer's random effects: ``maximal`` (the design's maximal structure and the
+            declared ladder), ``intercepts`` or an lme4 random part
+            (:mod:`~tracktale.analysis.stats.random_structure`).
         recency: The recency covariate of the second GLM.
         task_coding: ``sum`` or ``treatment`` coding of probing method.
         inference: The method the human section leads with: ``auto`` (glmer where R has
@@ -90,6 +94,7 @@ class ReportOptions:
     rules: ExclusionRules = field(default_factory=ExclusionRules)
     engine: str = "auto"
     slopes: bool = False
+    random: str = "maximal"
     recency: str = "focus"
     task_coding: str = "sum"
     inference: str = "auto"

@@ -119,7 +119,8 @@ def _root_of(section: SectionResult) -> Path:
 def describe_options(options: ReportOptions) -> str:
     """The analysis options in one line, as the page states them."""
     return (
-        f"mixed-model engine {options.engine}, random slopes {'on' if options.slopes else 'off'}, "
+        f"mixed-model engine {options.engine}, random effects "
+        f"{'intercepts and complexity slopes' if options.slopes else options.random}, "
         f"recency covariate {options.recency}, task coding {options.task_coding}, "
         f"inference {options.inference}, glmer tests {options.glmer_test}, item "
         f"permutations {options.permutations:,}, two-way SEs "

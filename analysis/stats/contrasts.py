@@ -54,8 +54,13 @@ def marginal_tables(
     task_coding: str,
     scale: str,
     floor_cov: pd.DataFrame | None = None,
+    df: float = float("inf"),
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Probabilities per (task, complexity) and the task contrast at each complexity.
+
+    The contrasts' tests and intervals use the same reference as the model's own tests (t with
+    ``df`` degrees of freedom, or the normal), and their p-values are also given
+    Holm-adjusted over the levels (``p_holm``): four contrasts are four tests.
 
     Args:
         params: The fixed effects, by term (``Intercept``, ``complexity_c`` or
@@ -69,11 +74,12 @@ def marginal_tables(
         floor_cov: A second covariance whose variance of each estimate is the floor (the
             participant-clustered one of a floored two-way GLM): each linear combination gets
             the larger of its two variances.
+        df: Degrees of freedom of the t reference (``inf``: the normal).
 
     Returns:
         ``(probabilities, contrasts)``. Probabilities: ``task``, ``complexity``, ``logit``,
         ``se``, ``probability``, ``prob_low``, ``prob_high``, ``scale``. Contrasts:
-        ``complexity``, ``contrast``, ``log_odds_ratio``, ``se``, ``z``, ``p``,
+        ``complexity``, ``contrast``, ``log_odds_ratio``, ``se``, ``z``, ``p``, ``p_holm``,
         ``odds_ratio``, ``or_low``, ``or_high``, ``difference``, ``difference_se``,
         ``difference_low``, ``difference_high``, ``scale`` (empty with one task).
     """
@@ -82,6 +88,8 @@ def marginal_tables(
     from scipy import stats
     from scipy.special import expit
 
+    critical = Z95 if np.isinf(df) else float(stats.t.isf(0.025, df))
+    reference = stats.norm if np.isinf(df) else stats.t(df)
     terms = list(params.index)
     beta = params.to_numpy(dtype=float)
     sigma = cov.loc[terms, terms].to_numpy(dtype=float)
@@ -132,22 +140,41 @@ def marginal_tables(
                 "log_odds_ratio": estimate,
                 "se": se,
                 "z": estimate / se,
-                "p": float(2 * stats.norm.sf(abs(estimate / se))),
+                "p": float(2 * reference.sf(abs(estimate / se))),
                 "odds_ratio": float(np.exp(estimate)),
-                "or_low": float(np.exp(estimate - Z95 * se)),
-                "or_high": float(np.exp(estimate + Z95 * se)),
+                "or_low": float(np.exp(estimate - critical * se)),
+                "or_high": float(np.exp(estimate + critical * se)),
                 "difference": difference,
                 "difference_se": difference_se,
-                "difference_low": difference - Z95 * difference_se,
-                "difference_high": difference + Z95 * difference_se,
+                "difference_low": difference - critical * difference_se,
+                "difference_high": difference + critical * difference_se,
                 "scale": scale,
             }
         )
     contrast_columns = [
-        "complexity", "contrast", "log_odds_ratio", "se", "z", "p", "odds_ratio", "or_low",
-        "or_high", "difference", "difference_se", "difference_low", "difference_high", "scale",
+        "complexity", "contrast", "log_odds_ratio", "se", "z", "p", "p_holm", "odds_ratio",
+        "or_low", "or_high", "difference", "difference_se", "difference_low", "difference_high",
+        "scale",
     ]  # fmt: skip
-    return pd.DataFrame(probability_rows), pd.DataFrame(contrast_rows, columns=contrast_columns)
+    contrasts = pd.DataFrame(contrast_rows, columns=[c for c in contrast_columns if c != "p_holm"])
+    contrasts.insert(6, "p_holm", holm(contrasts["p"].to_numpy(dtype=float)))
+    return pd.DataFrame(probability_rows), contrasts
+
+
+def holm(pvalues: Any) -> Any:
+    """Holm's step-down adjustment (family-wise error at the nominal level), NaN kept."""
+    import numpy as np
+
+    p = np.asarray(pvalues, dtype=float)
+    out = np.full(len(p), np.nan)
+    valid = np.flatnonzero(~np.isnan(p))
+    order = valid[np.argsort(p[valid])]
+    m = len(order)
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p[index]))
+        out[index] = running
+    return out
 
 
 def glm_marginal_tables(fit: Any, levels: Sequence[float]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -163,6 +190,7 @@ def glm_marginal_tables(fit: Any, levels: Sequence[float]) -> tuple[pd.DataFrame
         task_coding=fit.task_coding,
         scale="population-averaged",
         floor_cov=fit.floor_cov,
+        df=getattr(fit, "df", float("inf")),
     )
 
 

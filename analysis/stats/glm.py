@@ -77,6 +77,7 @@ class GLMFit:
         n_items: Items (the second cluster dimension of the two-way fit).
         complexity_mean: The mean complexity the predictor was centred at.
         task_coding: ``sum`` or ``treatment``.
+        df: Degrees of freedom of the t reference of the tests and intervals (``inf``: z).
         floor_cov: For a floored two-way fit, the participant-clustered covariance whose
             variances are the floor (``None`` otherwise).
     """
@@ -95,6 +96,7 @@ class GLMFit:
     complexity_mean: float = math.nan
     task_coding: str = "sum"
     floor_cov: Any = field(default=None, repr=False, compare=False)
+    df: float = math.inf
 
     def coefficient(self, term: str) -> pd.Series:
         """The table row of ``term`` (e.g. ``"complexity_c"``)."""
@@ -278,6 +280,7 @@ def fit_human_glm(
     ]
     if clustering == "participant":
         se, pvalues, cov = result.bse, result.pvalues, result.cov_params()
+        df = math.inf
         notes.append("standard errors clustered by participant (the paper's specification)")
     else:
         from tracktale.analysis.stats.cluster import clustered_inference
@@ -286,6 +289,7 @@ def fit_human_glm(
         cov, floor_cov = inference.cov, result.cov_params() if floor else None
         se = floored_variance(cov, floor_cov) ** 0.5
         pvalues = inference.p_of(result.params / se)
+        df = math.inf if reference == "normal" else float(inference.df)
         test = "z" if reference == "normal" else f"t({inference.df:g})"
         rule = ", each SE at least the participant-clustered one" if floor else ""
         notes.append(
@@ -299,7 +303,7 @@ def fit_human_glm(
     if not both:
         notes.append(f"only the {frame['task'].iloc[0]} task is present: no task terms")
     name = "complexity" + (f"+{recency}" if recency else "")
-    table = coefficient_table(result.params, se, pvalues)
+    table = coefficient_table(result.params, se, pvalues, df)
     table["label"] = table["label"].str.replace(
         TERM_LABELS["task_s"], task_term_label(task_coding), regex=False
     )
@@ -321,6 +325,7 @@ def fit_human_glm(
         n_items=int(frame["item_id"].nunique()) if "item_id" in frame else 0,
         complexity_mean=complexity_mean,
         task_coding=task_coding,
+        df=df,
     )
 
 
@@ -347,10 +352,22 @@ def floored_variance(cov: pd.DataFrame, floor_cov: pd.DataFrame | None) -> pd.Se
     return np.fmax(variance, floor)
 
 
-def coefficient_table(params: pd.Series, se: pd.Series, pvalues: pd.Series) -> pd.DataFrame:
-    """b, SE, z, p and the odds ratio with its 95% interval, one row per term."""
+def coefficient_table(
+    params: pd.Series, se: pd.Series, pvalues: pd.Series, df: Any = math.inf
+) -> pd.DataFrame:
+    """b, SE, z, p and the odds ratio with its 95% interval, one row per term.
+
+    Args:
+        params: Estimates by term.
+        se: Their standard errors.
+        pvalues: Their p-values.
+        df: Degrees of freedom of the t reference the p-values come from (one for all terms,
+            or one per term; ``inf``: the normal). The interval uses the same reference as
+            the test, so a p below 0.05 and an interval that excludes 1 always agree.
+    """
     import numpy as np
     import pandas as pd
+    from scipy import stats
 
     table = pd.DataFrame(
         {
@@ -363,6 +380,10 @@ def coefficient_table(params: pd.Series, se: pd.Series, pvalues: pd.Series) -> p
     table["z"] = table["b"] / table["se"]
     table["p"] = pvalues.to_numpy(dtype=float)
     table["odds_ratio"] = np.exp(table["b"])
-    table["or_low"] = np.exp(table["b"] - Z95 * table["se"])
-    table["or_high"] = np.exp(table["b"] + Z95 * table["se"])
+    degrees = np.broadcast_to(np.asarray(df, dtype=float), (len(table),))
+    critical = np.where(
+        np.isinf(degrees), Z95, stats.t.isf(0.025, np.where(np.isinf(degrees), 1, degrees))
+    )
+    table["or_low"] = np.exp(table["b"] - critical * table["se"])
+    table["or_high"] = np.exp(table["b"] + critical * table["se"])
     return table

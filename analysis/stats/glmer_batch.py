@@ -58,8 +58,14 @@ def _run_chunk(
     name: str,
     on_done: Callable[[float], None],
     timeout: float,
+    structure: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, float]:
-    """One R process over the data sets in ``data``; returns its rows and wall seconds."""
+    """One R process over the data sets in ``data``; returns its rows and wall seconds.
+
+    With ``structure`` (``model``, ``group``, ``term``: the maximal random slopes) the
+    formulas are fixed parts and every model is fitted along the random-effects ladder
+    (``glmer_ladder_sims.R``); without, as given (``glmer_sims.R``).
+    """
     import pandas as pd
 
     rscript = _require_lme4()
@@ -68,7 +74,13 @@ def _run_chunk(
     pd.DataFrame({"model": list(formulas), "formula": list(formulas.values())}).to_csv(
         spec_path, index=False
     )
-    source = resources.files("tracktale.analysis.stats").joinpath("glmer_sims.R")
+    extra: list[str] = []
+    script_name = "glmer_sims.R"
+    if structure is not None:
+        structure_path = work / f"{name}.structure.csv"
+        structure.to_csv(structure_path, index=False)
+        extra, script_name = [str(structure_path)], "glmer_ladder_sims.R"
+    source = resources.files("tracktale.analysis.stats").joinpath(script_name)
     started = time.perf_counter()
     with resources.as_file(source) as script:
         process = subprocess.Popen(
@@ -76,6 +88,7 @@ def _run_chunk(
                 *fixed_layout_prefix(),
                 *(rscript, "--vanilla", str(script), str(data_path), str(spec_path)),
                 str(out_path),
+                *extra,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -123,6 +136,7 @@ def fit_batch(
     progress: Callable[[int, int], None] | None = None,
     per_chunk: int | None = None,
     timeout: float = 3600,
+    structure: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Fit every model in ``formulas`` to every data set in ``data``.
 
@@ -135,6 +149,9 @@ def fit_batch(
             one call at a time).
         per_chunk: Data sets per R process (default: a few chunks per worker, at most 50).
         timeout: Seconds before one R process is stopped.
+        structure: ``model``, ``group``, ``term``: fit every model along the random-effects
+            ladder from these maximal slopes (``formulas`` are then the fixed parts); the
+            rows also get ``converged``, ``steps`` and the final ``formula``.
 
     Returns:
         One row per (sim, model, term): ``estimate``, ``se``, ``z``, ``p``, ``logLik``,
@@ -173,6 +190,7 @@ def fit_batch(
                 f"chunk{index}",
                 finished,
                 timeout,
+                structure,
             )
             for index, chunk in enumerate(chunks)
         ]

@@ -401,11 +401,13 @@ def _from_glmer(
 
     terms = fit.fixed.set_index("term").rename(index=_lme4_names)
     pvalues = terms["p"]
+    degrees: Any = None
     if glmer_test == "t-bw":
         df = between_within_df(frame, list(terms.index))
         degrees = terms.index.map(df).to_numpy(dtype=float)
         pvalues = pd.Series(2 * stats.t.sf(terms["z"].abs(), degrees), index=terms.index)
-    table = coefficient_table(terms["estimate"], terms["se"], pvalues)
+    reference = degrees if glmer_test == "t-bw" else math.inf
+    table = coefficient_table(terms["estimate"], terms["se"], pvalues, reference)
     table["z"] = terms["z"].to_numpy()
     if glmer_test == "t-bw":
         table["df"] = degrees

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tracktale.analysis.stats.mixed import (
     MixedFit,
@@ -53,6 +53,9 @@ class MixedAnalysis:
         icc: ``model``, ``grouping``, ``variance``, ``icc``.
         warnings: Every warning, one line each (singular fits, convergence, failures).
         failures: Model name -> why it could not be fitted.
+        random: ``intercepts``, ``maximal`` or the random part asked for.
+        ladders: With ``maximal``: model name -> its
+            :class:`~tracktale.analysis.stats.random_structure.LadderFit` (every step).
     """
 
     engine: str
@@ -62,6 +65,29 @@ class MixedAnalysis:
     icc: pd.DataFrame
     warnings: list[str] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)
+    random: str = "intercepts"
+    ladders: dict[str, Any] = field(default_factory=dict)
+
+    def ladder_table(self) -> pd.DataFrame:
+        """Every step of every model's ladder, one row each (empty without a ladder)."""
+        import pandas as pd
+
+        parts = [ladder.steps.assign(model=name) for name, ladder in self.ladders.items()]
+        if not parts:
+            return pd.DataFrame()
+        table = pd.concat(parts, ignore_index=True)
+        return table[["model", *[c for c in table.columns if c != "model"]]]
+
+    def optimizer_table(self) -> pd.DataFrame:
+        """The final fits refitted with other optimizers (as ``lme4::allFit``)."""
+        import pandas as pd
+
+        parts = [
+            ladder.optimizers.assign(model=name)
+            for name, ladder in self.ladders.items()
+            if ladder.optimizers is not None
+        ]
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
     @property
     def approximate(self) -> bool:
@@ -77,6 +103,7 @@ def fit_mixed_models(
     slopes: bool = False,
     task_coding: str = "sum",
     glmer_test: str = "t-bw",
+    random: str = "intercepts",
 ) -> MixedAnalysis:
     """Fit model 1 and model 2 (and the slope comparison) to analysed human trials.
 
@@ -87,6 +114,11 @@ def fit_mixed_models(
         slopes: By-participant random complexity slopes in both models.
         task_coding: ``sum`` or ``treatment``.
         glmer_test: ``t-bw`` or ``z`` (:data:`~tracktale.analysis.stats.mixed.GLMER_TESTS`).
+        random: ``intercepts`` (crossed random intercepts, with ``slopes`` a by-participant
+            complexity slope), ``maximal`` (the design's maximal structure simplified along
+            the declared ladder, :mod:`~tracktale.analysis.stats.random_structure`), or an
+            lme4 random part fitted as given. The variational Bayes engine fits intercepts
+            (and ``slopes``) whatever is asked.
 
     Returns:
         The analysis. Models that fail are listed in ``failures`` (with R's message).
@@ -105,12 +137,65 @@ def fit_mixed_models(
                 fits[name] = fit_statsmodels(frame, formula, slopes, task_coding, name)
             except (ValueError, ArithmeticError, TracktaleError) as error:
                 fits[name] = str(error)
+    elif random != "intercepts":
+        return _fit_random(frame, fixed, random, task_coding, glmer_test)
     else:
         other = "model 1, no slopes" if slopes else "model 1, slopes"
         formulas = {name: lme4_formula(formula, slopes) for name, formula in fixed.items()}
         formulas[other] = lme4_formula(fixed["model 1"], not slopes)
         fits = fit_lme4(frame, formulas, task_coding, glmer_test)
     return _assemble(engine, fits, slopes)
+
+
+RECENCY_NULL = "model 1 (model 2's random effects)"
+"""The recency LRT's null model: model 1's fixed part with model 2's final random part."""
+
+
+def _fit_random(
+    frame: pd.DataFrame, fixed: dict[str, str], random: str, task_coding: str, glmer_test: str
+) -> MixedAnalysis:
+    """Fit glmer with the maximal structure (and its ladder) or a given random part."""
+    import dataclasses
+
+    from tracktale.analysis.stats.mixed import _from_glmer, _with_scaling
+    from tracktale.analysis.stats.random_structure import (
+        check_random,
+        fit_ladders,
+        fixed_terms,
+        maximal_slopes,
+    )
+
+    random = check_random(random)
+    if random != "maximal":
+        formulas = {name: f"{formula} + {random}" for name, formula in fixed.items()}
+        formulas[RECENCY_NULL] = formulas["model 1"]
+        analysis = _assemble("lme4", fit_lme4(frame, formulas, task_coding, glmer_test), False)
+        return dataclasses.replace(analysis, random=random)
+    slopes = {name: maximal_slopes(frame, fixed_terms(f)) for name, f in fixed.items()}
+    ladders = fit_ladders(frame, fixed, slopes)
+    fits: dict[str, MixedFit | str] = {}
+    for name, ladder in ladders.items():
+        if isinstance(ladder.fit, str):
+            fits[name] = ladder.fit
+            continue
+        fitted = _from_glmer(ladder.fit, ladder.formula, frame, name, glmer_test)
+        fits[name] = _with_scaling(fitted, frame, task_coding)
+    model2 = fits.get("model 2")
+    if isinstance(model2, MixedFit):
+        # The recency LRT tests the fixed effect alone: the null model keeps model 2's random
+        # part (its ladder's end), so both sides differ only in the recency coefficient.
+        random_part = model2.formula[len(fixed["model 2"]) + 3 :]
+        extra = {RECENCY_NULL: f"{fixed['model 1']} + {random_part}"}
+        fits.update(fit_lme4(frame, extra, task_coding, glmer_test))
+    analysis = _assemble("lme4", fits, False)
+    for name, ladder in ladders.items():
+        changed = len(ladder.steps) > 1
+        if changed:
+            analysis.warnings.append(
+                f"mixed {name}: the maximal model was simplified along the ladder "
+                f"({len(ladder.steps) - 1} step(s)); fitted {ladder.formula}"
+            )
+    return dataclasses.replace(analysis, random="maximal", ladders=ladders)
 
 
 def _assemble(engine: str, fits: dict[str, MixedFit | str], slopes: bool) -> MixedAnalysis:
@@ -192,8 +277,9 @@ def lrt_table(fits: dict[str, MixedFit], slopes: bool) -> pd.DataFrame:
     columns = ["test", "models", "chisq", "df", "p", "p_boundary"]
     rows = []
     usable = {n: f for n, f in fits.items() if not math.isnan(f.loglik)}
-    if {"model 1", "model 2"} <= set(usable):
-        result = likelihood_ratio(usable["model 1"], usable["model 2"])
+    null = RECENCY_NULL if RECENCY_NULL in usable else "model 1"
+    if {null, "model 2"} <= set(usable):
+        result = likelihood_ratio(usable[null], usable["model 2"])
         rows.append({"test": "recency", "models": "model 2 vs model 1", **result})
     other = "model 1, no slopes" if slopes else "model 1, slopes"
     if {"model 1", other} <= set(usable):

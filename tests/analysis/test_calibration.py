@@ -55,3 +55,24 @@ def test_a_power_scenario_carries_its_recency_effect_and_leaves_the_null_streams
     pvalues = glm_calibration(human_set, effect, simulations=4)
     recency = pvalues[(pvalues["test"] == "recency") & (pvalues["method"] == "permutation")]
     assert (recency["p"] < 0.05).all()
+
+
+def test_failed_fits_are_counted_apart_not_as_non_rejections():
+    import pandas as pd
+
+    p = [0.01, 0.01, 0.5, 0.5] + [float("nan")] * 4
+    pvalues = pd.DataFrame({"method": "glmer", "reference": "normal", "test": "task", "p": p})
+    row = rejection_table(pvalues).iloc[0]
+    assert row["studies"] == 8 and row["simulations"] == 4 and row["failed"] == 4
+    assert row["rate"] == 0.5 and row["ci_low"] < 0.5 < row["ci_high"]
+
+
+def test_the_null_benchmarks_draw_from_a_richer_truth_than_intercepts():
+    from tracktale.analysis.power.calibration import INTERCEPTS_ONLY
+
+    params = NullScenario(participants=48, item_sd=0.5).params()
+    assert (params.participant_task_sd, params.item_task_sd) == (0.5, 0.4)
+    assert (params.participant_complexity_sd, params.guessers) == (0.15, 0.1)
+    assert params.item_sd_ratio > 1 and params.task == 0 and params.complexity == 0
+    plain = NullScenario(participants=48, item_sd=0.5, **INTERCEPTS_ONLY).params()
+    assert plain.participant_task_sd == 0 and plain.guessers == 0 and plain.item_sd_ratio == 1

@@ -161,3 +161,29 @@ def test_the_default_task_coding_reproduces_the_papers_signs():
     assert treatment.coefficient("complexity_c")["b"] < default.loc["complexity_c", "b"]
     assert "task coded implicit 1 / explicit 0" in treatment.notes
     assert "task coded explicit +0.5 / implicit -0.5" in fit_human_glm(trials).notes
+
+
+def test_odds_ratio_intervals_use_the_tests_reference(human_set):
+    """A t-tested term's interval uses t's critical value: p < .05 iff the CI excludes 1."""
+    from scipy import stats
+
+    trials = _simulate(human_design(human_set), 30, SimulationParams(item_sd=0.5), 6)
+    fit = fit_human_glm(trials, clustering="two-way", reference="t")
+    assert fit.df < 100
+    row = fit.table.set_index("term").loc["complexity_c"]
+    critical = stats.t.isf(0.025, fit.df)
+    assert np.log(row["or_high"]) - row["b"] == pytest.approx(critical * row["se"])
+    for r in fit.table.itertuples():
+        assert (r.p < 0.05) == (r.or_low > 1 or r.or_high < 1), r.term
+    paper = fit_human_glm(trials)
+    r = paper.table.iloc[1]
+    assert np.log(r["or_high"]) - r["b"] == pytest.approx(1.959964 * r["se"], rel=1e-5)
+
+
+def test_holm_adjusts_contrasts_step_down():
+    from tracktale.analysis.stats.contrasts import holm
+
+    adjusted = holm([0.01, 0.04, 0.03, float("nan"), 0.5])
+    assert adjusted[0] == pytest.approx(0.04)
+    assert adjusted[2] == pytest.approx(0.09) and adjusted[1] == pytest.approx(0.09)
+    assert np.isnan(adjusted[3]) and adjusted[4] == pytest.approx(0.5)

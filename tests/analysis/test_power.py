@@ -155,3 +155,27 @@ def test_complexity_power_counts_the_permutation_test_in_model_1_only(human_set,
     model1, model2 = seen[:3], seen[3:]
     assert all(wald != p and 1 / 200 <= p <= 1 for _, wald, p in model1)
     assert all(wald == p for _, wald, p in model2)
+
+
+def test_only_significant_results_in_the_predicted_direction_count_as_power():
+    from types import SimpleNamespace
+
+    from tracktale.analysis.power.design import _predicted_direction, _summary
+
+    settings = SimpleNamespace(alpha=0.05, simulations=5)
+    outcomes = [(-0.4, 0.01, 40.0), (0.5, 0.001, 40.0), (-0.1, 0.3, 40.0), None, (-0.2, 0.04, 40)]
+    row = _summary(48, outcomes, settings, "glm-2way", direction=-1)
+    assert row["significant"] == 2 and row["wrong_sign"] == 1 and row["failed"] == 1
+    assert row["power"] == pytest.approx(0.4)
+    assert _summary(48, outcomes, settings, "glm-2way", direction=0)["significant"] == 3
+    assert _predicted_direction(SimulationParams(complexity=-0.3), "complexity_c") == -1
+    assert _predicted_direction(SimulationParams(recency=0.0), "recency_c") == 0
+
+
+def test_the_sizes_that_reach_80_and_90_percent_power_are_read_off_the_table():
+    import pandas as pd
+
+    from tracktale.analysis.power.design import sizes_for_power
+
+    table = pd.DataFrame({"participants": [24, 48, 96], "power": [0.5, 0.85, 0.88]})
+    assert sizes_for_power(table) == {0.8: 48, 0.9: None}

@@ -326,22 +326,40 @@ def test_with_r_the_report_shows_lrts_random_effects_and_contrasts(inputs, tmp_p
         "Inference: mixed model (glmer)",
         "Likelihood-ratio tests (glmer)",
         "Random effects: variances, SDs, correlations (glmer)",
+        "Random effects: the maximal model and every ladder step",
+        "random effects of model 1: maximal",
         "Intraclass correlations, latent scale (glmer)",
         "Model comparison: AIC and BIC (glmer)",
         "Task contrast at each complexity",
         "Marginal probabilities",
-        "by-participant complexity slopes",
     ):
         assert expected in page, expected
     lead = pd.read_csv(out / "tables" / "inference_model1.csv")
     assert set(lead["method"]) == {"glmer"} and {"singular", "warnings"} <= set(lead.columns)
     permuted = lead.set_index("term")["p_permutation"]
     assert permuted.notna().sum() == 1 and 0 < permuted["complexity_z"] <= 1
+    # The default random effects are the design's maximal ones, and every step is shown.
+    ladder = pd.read_csv(out / "tables" / "mixed_ladder.csv")
+    first = ladder[ladder["model"] == "model 1"].iloc[0]
+    assert first["action"] == "maximal" and "(1 + task_s | item_id)" in first["formula"]
     lrt = pd.read_csv(out / "tables" / "mixed_lrt.csv")
-    assert list(lrt["models"]) == ["model 2 vs model 1", "slopes vs intercepts only"]
+    assert list(lrt["models"]) == ["model 2 vs model 1"]
     contrasts = pd.read_csv(out / "tables" / "task_contrasts.csv")
     assert list(contrasts["complexity"]) == [1, 2, 3, 4]
     assert (contrasts["or_low"] < contrasts["odds_ratio"]).all()
+    assert (contrasts["p_holm"] >= contrasts["p"]).all()
+
+
+def test_with_r_slopes_keep_the_old_structure_and_its_slope_lrt(inputs, tmp_path, capsys):
+    from tracktale.analysis.stats.lme4 import lme4_available
+
+    require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
+    out = tmp_path / "report"
+    status, _, _ = run(_human_argv(inputs, inputs / "export", out, "--slopes"), capsys)
+    assert status == 0 and "by-participant complexity slopes" in (out / "report.html").read_text()
+    lrt = pd.read_csv(out / "tables" / "mixed_lrt.csv")
+    assert list(lrt["models"]) == ["model 2 vs model 1", "slopes vs intercepts only"]
+    assert not (out / "tables" / "mixed_ladder.csv").exists()
 
 
 def _export_with(tmp_path, inputs, name, trials_text=None, participants_text=None):
@@ -478,3 +496,21 @@ def test_exclude_flagged_reaches_the_exclusion_rules(inputs, tmp_path, capsys, m
     for extra in ((), ("--exclude-flagged",)):
         assert run(_argv(inputs, tmp_path / "out", *extra), capsys)[0] == 0
     assert [rules.exclude_flagged for rules in seen] == [False, True]
+
+
+def test_one_primary_test_per_hypothesis_and_the_rest_as_robustness(inputs, tmp_path, capsys):
+    out = tmp_path / "report"
+    status, _, _ = run(_human_argv(inputs, inputs / "export", out, "--engine", "none"), capsys)
+    assert status == 0
+    primary = pd.read_csv(out / "tables" / "primary_tests.csv")
+    assert list(primary["hypothesis"]) == ["complexity", "interaction", "recency"]
+    assert primary["p"].notna().all()
+    assert primary.set_index("hypothesis").loc["recency", "test"].startswith("item permutation")
+    robustness = pd.read_csv(out / "tables" / "robustness_tests.csv")
+    recency = robustness[robustness["hypothesis"] == "recency"]
+    # The paper's GLM and the two-way GLM are there, not among the primary tests.
+    assert {"paper's GLM (participant-clustered, z)", "GLM, two-way clustered"} <= set(
+        recency["test"]
+    )
+    assert len(primary.merge(robustness, on=["hypothesis", "test", "model"])) == 0
+    assert (out / "tables" / "recency_equivalence.csv").exists()

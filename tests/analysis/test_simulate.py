@@ -118,3 +118,133 @@ def test_the_design_is_the_studys_own_four_lists(human_set):
         assert list(rows["item_id"]) == [t.item_id for t in plan.trials]
         assert list(rows["task"]) == [t.task for t in plan.trials]
         assert len(rows) == 50 and (rows["role"] != "practice").sum() == 46
+
+
+def _person_cell_logits(trials):
+    """Each participant's log-odds of a correct answer per task (main trials, many items)."""
+    main = trials[trials["role"] == "main"]
+    rates = main.groupby(["agent", "task"])["correct"].mean().clip(0.02, 0.98)
+    return np.log(rates / (1 - rates)).unstack()
+
+
+def test_random_task_slopes_by_participant_really_vary(human_set):
+    design = human_design(human_set)
+    flat = SimulationParams(item_sd=0.0, timeout_rate=0.0, participant_sd=0.0)
+    sloped = SimulationParams(
+        item_sd=0.0, timeout_rate=0.0, participant_sd=0.0, participant_task_sd=1.5
+    )
+    spread = {}
+    for name, params in (("flat", flat), ("sloped", sloped)):
+        logits = _person_cell_logits(
+            simulate_outcomes(design, 400, params, np.random.default_rng(4))
+        )
+        spread[name] = float((logits["explicit"] - logits["implicit"]).var())
+    # Binomial noise alone gives the flat spread; a task-slope SD of 1.5 adds about 2.25.
+    assert spread["sloped"] > spread["flat"] + 1.0, spread
+
+
+def test_random_task_slopes_by_item_really_vary(human_set):
+    design = human_design(human_set)
+    base = {"item_sd": 0.0, "participant_sd": 0.0, "timeout_rate": 0.0}
+    spread = {}
+    for name, sd in (("flat", 0.0), ("sloped", 1.5)):
+        trials = simulate_outcomes(
+            design, 2000, SimulationParams(**base, item_task_sd=sd), np.random.default_rng(5)
+        )
+        main = trials[trials["role"] == "main"]
+        rates = main.groupby(["item_id", "task"])["correct"].mean().clip(0.01, 0.99)
+        logits = np.log(rates / (1 - rates)).unstack()
+        # Complexity is constant within an item, so the interaction shifts each item's task
+        # difference by a known amount; the slope SD is what is left over.
+        spread[name] = float((logits["explicit"] - logits["implicit"]).std())
+    assert spread["flat"] < 0.35 and spread["sloped"] > 0.9, spread
+
+
+def test_complexity_slopes_by_participant_really_vary(human_set):
+    design = human_design(human_set)
+    base = {"item_sd": 0.0, "participant_sd": 0.0, "timeout_rate": 0.0, "complexity": 0.0}
+    spread = {}
+    for name, sd in (("flat", 0.0), ("sloped", 1.0)):
+        params = SimulationParams(**base, participant_complexity_sd=sd)
+        trials = simulate_outcomes(design, 400, params, np.random.default_rng(8))
+        main = trials[trials["role"] == "main"].assign(
+            end=lambda t: np.where(t["complexity"].astype(float) <= 2, "low", "high")
+        )
+        rates = main.groupby(["agent", "end"])["correct"].mean().clip(0.02, 0.98)
+        logits = np.log(rates / (1 - rates)).unstack()
+        spread[name] = float((logits["high"] - logits["low"]).var())
+    # The levels 3-4 and 1-2 differ by 2 on average: a slope SD of 1 adds about 4.
+    assert spread["sloped"] > spread["flat"] + 2.0, spread
+
+
+def test_item_variance_differs_across_complexity_levels(human_set):
+    import pandas as pd
+
+    from tracktale.analysis.power.simulate import _item_sd_scale
+
+    design = human_design(human_set)
+    main = design.trials[design.trials["list_id"] == design.trials["list_id"].iloc[0]]
+    codes, ids = pd.factorize(main["item_id"])
+    scale = _item_sd_scale(main, codes, len(ids), 4.0)
+    level = main.groupby(codes)["complexity"].first().astype(float).to_numpy()
+    low, high = scale[level == np.nanmin(level)].mean(), scale[level == np.nanmax(level)].mean()
+    assert high / low == pytest.approx(4.0)
+    assert _item_sd_scale(main, codes, len(ids), 1.0).tolist() == [1.0] * len(ids)
+    # And in simulated data: item log-odds spread more at C4 than at C1.
+    params = SimulationParams(
+        item_sd=0.8, item_sd_ratio=4.0, participant_sd=0.0, timeout_rate=0.0, complexity=0.0
+    )
+    sds = {"low": [], "high": []}
+    for seed in range(8):
+        trials = simulate_outcomes(design, 1000, params, np.random.default_rng(seed))
+        rates = (
+            trials[trials["role"] == "main"]
+            .groupby("item_id")
+            .agg(p=("correct", "mean"), c=("complexity", "first"))
+        )
+        logit = np.log(rates["p"] / (1 - rates["p"]))
+        sds["low"].append(logit[rates["c"].astype(float) == 1].std())
+        sds["high"].append(logit[rates["c"].astype(float) == 4].std())
+    assert np.mean(sds["high"]) > 2 * np.mean(sds["low"]), sds
+
+
+def test_guessers_answer_at_chance(human_set):
+    design = human_design(human_set)
+    params = SimulationParams(guessers=0.3, intercept=4.0, timeout_rate=0.0).richer()
+    params = SimulationParams(**{**params.to_dict(), "guessers": 0.3})
+    trials = simulate_outcomes(design, 600, params, np.random.default_rng(7))
+    guessed = trials[trials["guesser"]]
+    attentive = trials[~trials["guesser"] & (trials["role"] == "main")]
+    assert 0.2 < trials.groupby("agent")["guesser"].first().mean() < 0.4
+    assert guessed["correct"].mean() == pytest.approx(0.5, abs=0.02)
+    assert attentive["correct"].mean() > 0.9
+
+
+def test_the_richer_truth_keeps_the_fixed_effects():
+    from tracktale.analysis.power.simulate import RICHER_TRUTH
+
+    params = SimulationParams(complexity=-0.2).richer()
+    assert params.complexity == -0.2
+    assert params.participant_task_sd == 0.5 and params.item_task_sd == 0.4
+    assert params.participant_complexity_sd == 0.15 and params.guessers == 0.1
+    assert {k: getattr(params, k) for k in RICHER_TRUTH} == RICHER_TRUTH
+
+
+def test_the_population_cell_accuracy_is_what_the_simulator_draws(human_set):
+    import pandas as pd
+
+    from tracktale.analysis.power.simulate import population_cell_accuracy
+
+    design = human_design(human_set)
+    params = SimulationParams(task=-0.8, item_sd=0.5).richer()
+    truth = population_cell_accuracy(design, params)
+    # Explicit is coded +0.5: with task -0.8 it is the harder format in every level.
+    for level in (1, 2, 3, 4):
+        assert truth[("explicit", level)] < truth[("implicit", level)] - 0.05
+    studies = [
+        simulate_outcomes(design, 200, params, np.random.default_rng(seed)).query("role == 'main'")
+        for seed in range(60)
+    ]
+    means = pd.concat(studies).groupby(["task", "complexity"])["correct"].mean()
+    for cell, value in truth.items():
+        assert means[cell] == pytest.approx(value, abs=0.02), cell
