@@ -398,9 +398,14 @@ def _mixed_tables(out: HumanInference, analysis: Any, save, leading: bool) -> No
         save(analysis.lrt, "mixed_lrt", "Likelihood-ratio tests (glmer)")
     ladder = analysis.ladder_table() if hasattr(analysis, "ladder_table") else pd.DataFrame()
     if not ladder.empty:
-        for fit in analysis.ladders.values():
-            out.html.append(_pre(fit.to_text()))
-        save(ladder, "mixed_ladder", "Random effects: the maximal model and every ladder step")
+        # One table on the page; each final fit's full text summary is a file beside it.
+        fits = list(analysis.ladders.values())
+        save(
+            ladder,
+            "mixed_ladder",
+            "Random effects: the maximal model and every ladder step",
+            fit=fits[0] if len(fits) == 1 else None,
+        )
         optimizers = analysis.optimizer_table()
         if not optimizers.empty:
             save(optimizers, "mixed_optimizers", "The final fits under other optimizers")

@@ -350,10 +350,9 @@ def test_with_r_the_report_shows_lrts_random_effects_and_contrasts(inputs, tmp_p
     assert (contrasts["p_holm"] >= contrasts["p"]).all()
 
 
-def test_with_r_slopes_keep_the_old_structure_and_its_slope_lrt(inputs, tmp_path, capsys):
-    from tracktale.analysis.stats.lme4 import lme4_available
-
-    require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
+def test_with_r_slopes_keep_the_old_structure_and_its_slope_lrt(
+    inputs, tmp_path, capsys, lme4, small_reports
+):
     out = tmp_path / "report"
     status, _, _ = run(_human_argv(inputs, inputs / "export", out, "--slopes"), capsys)
     assert status == 0 and "by-participant complexity slopes" in (out / "report.html").read_text()
