@@ -466,13 +466,13 @@ def test_accuracies_read_in_percent_like_the_text_and_other_quantities_keep_thei
     accuracy = pd.DataFrame(
         {"task": ["explicit"], "n": [3], "accuracy": [0.0], "ci_low": [0.0], "ci_high": [0.5615]}
     )
-    cells = re.findall(r"<td>(.*?)</td>", html_table(accuracy))
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", html_table(accuracy))
     assert cells == ["explicit", "3", "0.0%", "0.0%", "56.1%"]
     assert r"0.0\% & 0.0\% & 56.1\%" in to_latex(accuracy, "caption", "label")
     ratio = pd.DataFrame({"log10_ratio": [0.25], "ci_low": [0.1], "ci_high": [0.4]})
-    assert re.findall(r"<td>(.*?)</td>", html_table(ratio)) == ["0.250", "0.100", "0.400"]
+    assert re.findall(r"<td[^>]*>(.*?)</td>", html_table(ratio)) == ["0.250", "0.100", "0.400"]
     rates = pd.DataFrame({"accuracy": [74.6], "ci_low": [70.5], "ci_high": [80.5]})
-    assert re.findall(r"<td>(.*?)</td>", html_table(rates)) == ["74.600", "70.500", "80.500"]
+    assert re.findall(r"<td[^>]*>(.*?)</td>", html_table(rates)) == ["74.600", "70.500", "80.500"]
 
 
 def test_every_registered_paradigm_declares_its_report_sections_beside_its_stimuli():
