@@ -307,6 +307,16 @@ def _equivalence(out: HumanInference, save) -> None:
     save(pd.DataFrame([result]), "recency_equivalence", "Recency: equivalence test (TOST)")
 
 
+@dataclass(frozen=True)
+class _Texts:
+    """Several fits' text summaries saved as one file."""
+
+    texts: list[str]
+
+    def to_text(self) -> str:
+        return "\n\n".join(self.texts)
+
+
 def _saver(out: HumanInference, tables_dir: Path):
     def save(
         table: pd.DataFrame, name: str, title: str, listed: bool = True, fit: Any = None
@@ -398,13 +408,12 @@ def _mixed_tables(out: HumanInference, analysis: Any, save, leading: bool) -> No
         save(analysis.lrt, "mixed_lrt", "Likelihood-ratio tests (glmer)")
     ladder = analysis.ladder_table() if hasattr(analysis, "ladder_table") else pd.DataFrame()
     if not ladder.empty:
-        # One table on the page; each final fit's full text summary is a file beside it.
-        fits = list(analysis.ladders.values())
+        # One table on the page; every model's ladder, step by step, is a file beside it.
         save(
             ladder,
             "mixed_ladder",
             "Random effects: the maximal model and every ladder step",
-            fit=fits[0] if len(fits) == 1 else None,
+            fit=_Texts([fit.to_text() for fit in analysis.ladders.values()]),
         )
         optimizers = analysis.optimizer_table()
         if not optimizers.empty:

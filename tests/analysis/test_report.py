@@ -327,13 +327,14 @@ def test_with_r_the_report_shows_lrts_random_effects_and_contrasts(inputs, tmp_p
         "Likelihood-ratio tests (glmer)",
         "Random effects: variances, SDs, correlations (glmer)",
         "Random effects: the maximal model and every ladder step",
-        "random effects of model 1: maximal",
         "Intraclass correlations, latent scale (glmer)",
         "Model comparison: AIC and BIC (glmer)",
         "Task contrast at each complexity",
         "Marginal probabilities",
     ):
         assert expected in page, expected
+    ladder = (out / "tables" / "mixed_ladder.txt").read_text()
+    assert "random effects of model 1: maximal" in ladder and "model 2" in ladder
     lead = pd.read_csv(out / "tables" / "inference_model1.csv")
     assert set(lead["method"]) == {"glmer"} and {"singular", "warnings"} <= set(lead.columns)
     permuted = lead.set_index("term")["p_permutation"]
