@@ -23,7 +23,7 @@ import math
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from tracktale.analysis.data.tidy import HumanData
+from tracktale.analysis.data.load import HumanData
 from tracktale.errors import TracktaleError
 from tracktale.stimulus_set import StimulusSet
 from tracktale.trial import ParticipantRecord

@@ -269,19 +269,18 @@ def build_report(
     Args:
         stimuli: Stimulus-set folders (or sets) the trials and results refer to.
         out: The output folder (created; files in it are replaced).
-        human: Anything :func:`~tracktale.analysis.data.tidy.load_human_trials` accepts.
-        models: Anything :func:`~tracktale.analysis.data.tidy.load_model_results` accepts.
+        human: Anything :func:`~tracktale.analysis.data.load.load_human_trials` accepts.
+        models: Anything :func:`~tracktale.analysis.data.load.load_model_results` accepts.
         options: Analysis options.
 
     Returns:
         Where the page, figures and tables went.
     """
+    from tracktale.analysis.data.load import load_human_trials, load_model_results
     from tracktale.analysis.data.tidy import (
         build_trial_table,
         describe_left_aside,
         item_table,
-        load_human_trials,
-        load_model_results,
         load_stimulus_sets,
     )
 

@@ -48,7 +48,8 @@ def model_results(small_model_set):
 @pytest.fixture(scope="session")
 def trial_table(human_set, small_model_set, simulated_human, model_results):
     """The tidy table of the simulated people and models."""
-    from tracktale.analysis.data.tidy import build_trial_table, item_table, load_model_results
+    from tracktale.analysis.data.load import load_model_results
+    from tracktale.analysis.data.tidy import build_trial_table, item_table
 
     items = item_table([human_set, small_model_set])
     return build_trial_table(items, simulated_human, load_model_results(model_results))

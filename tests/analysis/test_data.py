@@ -1,13 +1,8 @@
 import pandas as pd
 import pytest
 
-from tracktale.analysis.data.tidy import (
-    build_trial_table,
-    item_table,
-    load_human_trials,
-    load_model_results,
-    select,
-)
+from tracktale.analysis.data.load import load_human_trials, load_model_results
+from tracktale.analysis.data.tidy import build_trial_table, item_table, select
 from tracktale.errors import TracktaleError
 
 
@@ -155,7 +150,7 @@ def test_a_database_that_is_not_a_study_is_a_one_line_error(tmp_path):
 
 
 def test_a_database_password_never_reaches_the_report():
-    from tracktale.analysis.data.tidy import _without_password
+    from tracktale.analysis.data.load import _without_password
 
     assert _without_password("postgresql+psycopg://ann:s3cret@db:5432/study") == (
         "postgresql+psycopg://ann:***@db:5432/study"

@@ -94,7 +94,7 @@ def test_power_command_writes_table_and_curve(tmp_path, capsys):
 
 
 def test_simulate_command_writes_a_study_export(tmp_path, capsys):
-    from tracktale.analysis.data.tidy import load_human_trials
+    from tracktale.analysis.data.load import load_human_trials
 
     argv = ["analysis", "simulate", "--participants", "4", "--out", str(tmp_path), "--format",
             "parquet"]  # fmt: skip

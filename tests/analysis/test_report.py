@@ -172,12 +172,8 @@ def test_the_report_needs_some_data(inputs, tmp_path, capsys):
 def test_rows_of_sets_not_given_are_left_aside_and_unknown_items_of_a_given_set_refused(
     human_set, small_model_set, simulated_human, model_results
 ):
-    from tracktale.analysis.data.tidy import (
-        build_trial_table,
-        describe_left_aside,
-        item_table,
-        load_model_results,
-    )
+    from tracktale.analysis.data.load import load_model_results
+    from tracktale.analysis.data.tidy import build_trial_table, describe_left_aside, item_table
     from tracktale.errors import TracktaleError
 
     results = load_model_results(model_results)

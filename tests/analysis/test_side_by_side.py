@@ -89,7 +89,8 @@ def test_the_side_by_side_section_names_its_rule_and_intervals(one_model_section
 
 def test_stored_answers_reach_the_table_with_their_containers(small_model_set, tmp_path):
     from tests.analysis.conftest import explicit_records
-    from tracktale.analysis.data.tidy import build_trial_table, item_table, load_model_results
+    from tracktale.analysis.data.load import load_model_results
+    from tracktale.analysis.data.tidy import build_trial_table, item_table
     from tracktale.models.store import write_shard
 
     items = small_model_set.select(role="main")[:6]

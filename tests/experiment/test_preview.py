@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.experiment.conftest import ADMIN_SECRET, Participant, open_storage
-from tracktale.analysis.data.tidy import load_human_trials
+from tracktale.analysis.data.load import load_human_trials
 from tracktale.app.cli import main
 from tracktale.experiment.export.files import export_study
 from tracktale.experiment.storage.store import Storage

@@ -9,6 +9,7 @@ from typing import Annotated
 import pytest
 
 from tests.scripted_scorers import ScriptedScorer
+from tracktale.analysis.data import load
 from tracktale.analysis.data import tidy as data
 from tracktale.app.cli import main
 from tracktale.errors import TracktaleError
@@ -139,7 +140,7 @@ def test_adding_a_field_to_a_result_model_is_one_edit(registered, stimulus_set, 
     assert by_task.loc["sequence", "flagged"] is pd_na()
     # ... and the analysis carries it into the trial table.
     assert "entropy" in data.model_carry()
-    tidy = data.model_trial_rows(data.load_model_results(old))
+    tidy = data.model_trial_rows(load.load_model_results(old))
     assert tidy.loc[tidy["task"] == "implicit", "entropy"].tolist() == [0.5, 0.5]
 
 
@@ -162,7 +163,7 @@ def test_a_new_task_is_one_registration(registered, stimulus_set, tmp_path):
         registry.check_backend("openai", ["echo"], {})
     rows = score_items(ScriptedScorer(), stimulus_set.items[:1], "echo", stimulus_sha256="s")
     store.write_shard(tmp_path, rows)
-    assert data.load_model_results(tmp_path)["task"].tolist() == ["echo"]
+    assert load.load_model_results(tmp_path)["task"].tolist() == ["echo"]
 
 
 def test_the_judged_tasks_are_those_with_a_judged_result():
@@ -199,6 +200,6 @@ def test_a_registered_judged_task_is_scored_by_both_and_analysed(
     # ... and the analysis holds its rows to the judged tasks' rule: each has a judgement.
     judged = _result_frame([("m", "", "i1", "cloze", None)])
     with pytest.raises(TracktaleError, match="row 1: correct is missing"):
-        data.load_model_results(judged)
-    unjudged = data.load_model_results(_result_frame([("m", "", "i1", "echo", None)]))
+        load.load_model_results(judged)
+    unjudged = load.load_model_results(_result_frame([("m", "", "i1", "echo", None)]))
     assert unjudged["task"].tolist() == ["echo"]

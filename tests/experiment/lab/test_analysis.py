@@ -19,7 +19,8 @@ def test_lab_and_online_sessions_load_alike_with_their_source(
     export_study(storage, tmp_path / "export", study_id=study_config.study_id, salt="s")
 
     from tracktale.analysis.data.exclusions import ExclusionRules, apply_exclusions
-    from tracktale.analysis.data.tidy import build_trial_table, item_table, load_human_trials
+    from tracktale.analysis.data.load import load_human_trials
+    from tracktale.analysis.data.tidy import build_trial_table, item_table
 
     human = load_human_trials(tmp_path / "export")
     assert set(human.participants["source"]) == {"online", "lab"}
