@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tracktale.errors import TracktaleError
 from tracktale.settings import data_dir
@@ -243,15 +243,37 @@ def _score_models(options: RunOptions, model_dir: Path, say: Callable[[str], Non
 
     model_set = read_stimulus_set(model_dir)
     item_ids = main_job_items(model_set, options.items_per_cell)
-    scope = (
-        f"all {len(model_set)} items"
-        if item_ids is None
-        else f"{len(item_ids)} of {len(model_set)} items (the first {options.items_per_cell} "
-        "per cell and template; --full-protocol for all)"
+    return score_chosen_items(
+        options, model_set, item_ids, "per cell and template; --full-protocol for all", say
     )
-    results = options.folder / "results"
+
+
+def score_chosen_items(
+    options: Any,
+    stimulus_set: StimulusSet,
+    item_ids: frozenset[str] | None,
+    chosen: str,
+    say: Callable[[str], None],
+) -> Path:
+    """Score a job's models on ``item_ids`` (all when ``None``) into ``options.folder/results``.
+
+    Args:
+        options: The job's options (``folder``, ``default_model``, ``models``, ``revisions``,
+            ``items_per_cell``).
+        stimulus_set: The model protocol.
+        item_ids: The items chosen, or ``None`` for all.
+        chosen: How they were chosen, after "the first N", for the progress line.
+        say: Where progress lines go.
+    """
+    scope = (
+        f"all {len(stimulus_set)} items"
+        if item_ids is None
+        else f"{len(item_ids)} of {len(stimulus_set)} items (the first {options.items_per_cell} "
+        f"{chosen})"
+    )
+    results: Path = options.folder / "results"
     runs = ModelRuns(options.default_model, options.models, options.revisions)
-    score_models(model_set, runs, results, item_ids, scope, say)
+    score_models(stimulus_set, runs, results, item_ids, scope, say)
     return results
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tracktale.app.pipeline import SIMULATED_DATABASE, ModelRuns, RunSummary
+from tracktale.app.pipeline import SIMULATED_DATABASE, RunSummary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,19 +111,10 @@ def study_model_items(stimulus_set: StimulusSet, per_cell: int | None) -> frozen
 
 
 def _score(options: StudyRunOptions, stimulus_set: StimulusSet, say: Callable[[str], None]) -> Path:
-    from tracktale.app.pipeline import score_models
+    from tracktale.app.pipeline import score_chosen_items
 
     item_ids = study_model_items(stimulus_set, options.items_per_cell)
-    scope = (
-        f"all {len(stimulus_set)} items"
-        if item_ids is None
-        else f"{len(item_ids)} of {len(stimulus_set)} items (the first {options.items_per_cell} "
-        "test items per cell)"
-    )
-    results = options.folder / "results"
-    runs = ModelRuns(options.default_model, options.models, options.revisions)
-    score_models(stimulus_set, runs, results, item_ids, scope, say)
-    return results
+    return score_chosen_items(options, stimulus_set, item_ids, "test items per cell", say)
 
 
 def _write_report(
