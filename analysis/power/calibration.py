@@ -275,9 +275,9 @@ def glmer_ladder_calibration(
     """p-values of glmer with the design's maximal random effects and the ladder.
 
     The report's default mixed model (``--random maximal``): each study's model is fitted
-    along :mod:`~tracktale.analysis.stats.random_structure`'s ladder in R
-    (``glmer_ladder_sims.R``), and its Wald statistics are referred to the normal (lme4's z)
-    and to t with between-within degrees of freedom (the report's ``t-bw``).
+    along :mod:`~tracktale.analysis.stats.random_structure`'s ladder in R (``glmer_sims.R``
+    with the maximal structure), and its Wald statistics are referred to the normal (lme4's
+    z) and to t with between-within degrees of freedom (the report's ``t-bw``).
 
     Returns:
         One row per (sim, reference, test) with ``p`` (NaN where the fit failed),

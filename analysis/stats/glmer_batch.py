@@ -64,7 +64,7 @@ def _run_chunk(
 
     With ``structure`` (``model``, ``group``, ``term``: the maximal random slopes) the
     formulas are fixed parts and every model is fitted along the random-effects ladder
-    (``glmer_ladder_sims.R``); without, as given (``glmer_sims.R``).
+    (``glmer_sims.R`` with a structure file); without, as given.
     """
     import pandas as pd
 
@@ -75,12 +75,11 @@ def _run_chunk(
         spec_path, index=False
     )
     extra: list[str] = []
-    script_name = "glmer_sims.R"
     if structure is not None:
         structure_path = work / f"{name}.structure.csv"
         structure.to_csv(structure_path, index=False)
-        extra, script_name = [str(structure_path)], "glmer_ladder_sims.R"
-    source = resources.files("tracktale.analysis.stats").joinpath(script_name)
+        extra = [str(structure_path)]
+    source = resources.files("tracktale.analysis.stats").joinpath("glmer_sims.R")
     started = time.perf_counter()
     with resources.as_file(source) as script:
         process = subprocess.Popen(

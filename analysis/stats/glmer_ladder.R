@@ -35,10 +35,7 @@ for (i in seq_len(nrow(spec))) {
   }
   fit <- result$fit
   write.csv(optimizer_check(result, data), path("optimizers", name), row.names = FALSE)
-  coefficients <- summary(fit)$coefficients
-  write.csv(data.frame(term = rownames(coefficients), estimate = coefficients[, 1],
-                       se = coefficients[, 2], z = coefficients[, 3], p = coefficients[, 4]),
-            path("fixed", name), row.names = FALSE)
+  write.csv(fixed_effects(fit), path("fixed", name), row.names = FALSE)
   write.csv(as.matrix(vcov(fit)), path("vcov", name))
   write.csv(as.data.frame(VarCorr(fit)), path("random", name), row.names = FALSE)
   write_info(

@@ -7,7 +7,7 @@
 #      converged; a slope is a candidate only when no other slope of its grouping contains it
 #      (an interaction goes before its main effects).
 # Every fit is a step of the returned table, with the reason it was made. Sourced by
-# glmer_ladder.R (one data set, the report) and glmer_ladder_sims.R (simulations). Only base R
+# glmer_ladder.R (one data set, the report) and glmer_sims.R (simulations). Only base R
 # and lme4 are used.
 suppressPackageStartupMessages(library(lme4))
 
@@ -50,6 +50,12 @@ fit_once <- function(formula, data, control = ladder_control) {
   list(fit = fit, formula = formula, error = "", singular = isSingular(fit),
        converged = length(failures) == 0, messages = paste(messages, collapse = " | "),
        logLik = as.numeric(logLik(fit)), npar = attr(logLik(fit), "df"))
+}
+
+fixed_effects <- function(fit) {
+  coefficients <- summary(fit)$coefficients
+  data.frame(term = rownames(coefficients), estimate = coefficients[, 1],
+             se = coefficients[, 2], z = coefficients[, 3], p = coefficients[, 4])
 }
 
 fit_ok <- function(result) {
