@@ -7,6 +7,7 @@ import sys
 import click
 import pytest
 
+from tests.processes import run_checked
 from tracktale.app.cli import STAGE_GROUPS, cli, main
 
 
@@ -145,7 +146,6 @@ def test_the_stimuli_guides_first_example_runs_as_written(tmp_path):
     # Guides are not run by tests/docs/test_doc_commands.py; this example failed (issue 31).
     import os
     import re
-    import subprocess
     import sys
     from pathlib import Path
 
@@ -157,12 +157,4 @@ def test_the_stimuli_guides_first_example_runs_as_written(tmp_path):
     bin_dir = str(Path(sys.executable).parent)
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
     env["TRACKTALE_DATA"] = str(tmp_path / "data")
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    run_checked(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env)

@@ -6,11 +6,12 @@ its caches and its module state, and hide what differs between two runs a user m
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.processes import run_checked
 
 pytestmark = pytest.mark.slow
 
@@ -25,16 +26,12 @@ def _run(root: Path) -> Path:
         env.pop(name, None)
     out = root / "somewhere" / "run"
     root.mkdir(parents=True)
-    done = subprocess.run(
+    run_checked(
         [sys.executable, "-m", "tracktale", "run", "--no-model", "--seed", SEED]
         + ["--participants", PARTICIPANTS, "--out", str(out)],
         cwd=root,
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
     )
-    assert done.returncode == 0, done.stderr[-2000:]
     return out / "report"
 
 

@@ -8,11 +8,12 @@ case and prints each line is.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.processes import run_checked
 
 pytestmark = pytest.mark.slow
 
@@ -21,19 +22,15 @@ BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 def test_the_protocol_benchmark_runs_every_case_on_a_tiny_model(tmp_path):
     environment = {**os.environ, "HF_HOME": str(tmp_path / "hf")}
-    result = subprocess.run(
+    result = run_checked(
         [
             sys.executable,
             str(BENCHMARKS / "bench_protocol.py"),
             *("--shapes", "tiny", "--items", "6", "--device", "cpu", "--dtype", "float32"),
         ],
-        capture_output=True,
-        text=True,
         cwd=BENCHMARKS,
         env=environment,
-        timeout=600,
     )
-    assert result.returncode == 0, result.stderr[-2000:]
     out = result.stdout
     assert "tiny:" in out and "tree masks True" in out
     assert "implicit  6 pairs" in out and "explicit  6 prompts" in out
