@@ -354,7 +354,8 @@ def _lead_tables(out: HumanInference, analysis: Any, levels: list[float], save) 
             if name in fits:
                 table = _with_permutation_p(_mixed_fixed(fits[name], name), out)
                 save(table, key, f"{label}: {name}", fit=fits[name])
-        probabilities, contrasts = mixed_marginal_tables(fits["model 1"], levels)
+        lead_fit = fits["model 1"]
+        probabilities, contrasts = mixed_marginal_tables(lead_fit, levels)
     else:
         prefix = "glm" if out.method == "glm" else "glm2way"
         for suffix, name, key in (
@@ -365,10 +366,10 @@ def _lead_tables(out: HumanInference, analysis: Any, levels: list[float], save) 
             if fit is not None:
                 table = _with_permutation_p(_coefficients(fit, out.method, name), out)
                 save(table, key, f"{label}: {name}", fit=fit)
-        model1 = out.fits.get(f"{prefix}_complexity")
-        if model1 is None:
+        lead_fit = out.fits.get(f"{prefix}_complexity")
+        if lead_fit is None:
             return
-        probabilities, contrasts = glm_marginal_tables(model1, levels)
+        probabilities, contrasts = glm_marginal_tables(lead_fit, levels)
     for name in ("complexity", "recency"):
         test = out.fits.get(f"{name}_permutation")
         if test is not None:
@@ -378,8 +379,19 @@ def _lead_tables(out: HumanInference, analysis: Any, levels: list[float], save) 
     if not contrasts.empty:
         save(contrasts, "task_contrasts", f"Task contrast at each complexity ({label}, model 1)")
     save(probabilities, "marginal_probabilities", f"Marginal probabilities ({label}, model 1)")
+    _save_point_effects(lead_fit, out.method, levels, label, save)
     if out.method == "glmer":
         _mixed_tables(out, analysis, save, leading=True)
+
+
+def _save_point_effects(fit: Any, method: str, levels: list[float], label: str, save) -> None:
+    """Effects in percentage points over the population (issue 29), from the lead model 1."""
+    from tracktale.analysis.stats.marginal_effects import glm_point_effects, mixed_point_effects
+
+    effects = mixed_point_effects if method == "glmer" else glm_point_effects
+    _, points = effects(fit, levels)
+    title = f"Effects in percentage points, averaged over participants and items ({label}, model 1)"
+    save(points, "effects_points", title)
 
 
 def _mixed_tables(out: HumanInference, analysis: Any, save, leading: bool) -> None:

@@ -88,6 +88,10 @@ def test_the_report_from_simulated_people_and_a_results_file(report):
     assert {"glm_complexity.csv", "glm_recency.tex", "exclusions_summary.csv"} <= tables
     assert {"glm2way_complexity.csv", "inference_model1.csv", "task_contrasts.csv"} <= tables
     assert {"marginal_probabilities.csv", "se_comparison.csv", "mixed_random.csv"} <= tables
+    points = pd.read_csv(out / "tables" / "effects_points.csv").set_index(["effect", "task"])
+    assert "Effects in percentage points, averaged over participants and items" in page
+    explicit = points.loc[("C1 to C4", "explicit")]
+    assert explicit["low"] < explicit["points"] < explicit["high"] < 0  # the paper's drop
     lead = pd.read_csv(out / "tables" / "inference_model1.csv")
     assert set(lead["method"]) == {"glm-2way"}
     # Complexity is also tested by item permutation: its p beside model 1's own, a table, a line.
