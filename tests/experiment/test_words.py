@@ -1,0 +1,145 @@
+"""Stories read word by word: each word's record stored once with its trial, and exported."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+
+import pytest
+
+from tracktale.errors import TracktaleError
+from tracktale.experiment.export.files import export_study
+from tracktale.experiment.study.words import story_regions
+from tracktale.experiment.web.app import create_app
+from tracktale.schema import WordRecord
+
+from .conftest import Participant
+
+
+@pytest.fixture
+def spr_client(study_config, storage, human_set, secrets):
+    config = dataclasses.replace(study_config, reading_mode="self_paced")
+    app = create_app(config, storage=storage, stimulus_set=human_set, secrets=secrets)
+    app.testing = True
+    return app.test_client()
+
+
+@pytest.fixture
+def reader(spr_client, human_set):
+    person = Participant(spr_client, human_set)
+    assert person.start().status_code == 200
+    assert person.consent().status_code == 200
+    return person
+
+
+def spr_words(shown, rt=250.0):
+    return [
+        {"word_index": i, "region": region, "word": word, "mode": "self_paced", "rt_ms": rt + i}
+        for i, (word, region) in enumerate(zip(shown["words"], shown["regions"], strict=True))
+    ]
+
+
+def test_the_served_trial_carries_its_words_and_regions(reader, human_set):
+    shown = reader.shown(0)
+    story = human_set.get(shown["item_id"]).context
+    assert shown["reading_mode"] == "self_paced"
+    assert shown["words"] == story.split()
+    assert shown["regions"][0] == 0 and shown["regions"][-1] >= 1
+    assert "distractors" not in shown
+
+
+def test_words_are_stored_once_and_exported(reader, storage, tmp_path):
+    body = {**reader.trial_body(0), "words": spr_words(reader.shown(0))}
+    first = reader.post("/api/trials", body)
+    assert first.status_code == 201, first.get_json()
+    again = reader.post("/api/trials", body)  # the outbox's retry after a lost reply
+    assert again.status_code == 200 and again.get_json()["outcome"] == "duplicate"
+    stored = list(storage.words())
+    assert len(stored) == len(reader.shown(0)["words"])
+    assert [w.word_index for w in stored] == list(range(len(stored)))
+    assert {w.client_trial_id for w in stored} == {body["client_trial_id"]}
+    assert stored[3].rt_ms == 253.0 and stored[0].received_at is not None
+    written = export_study(storage, tmp_path / "out", formats=("csv",), salt="s")
+    assert "words.csv" in {path.name for path in written}
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "out" / "words.csv").read_text())))
+    assert list(rows[0]) == [f.name for f in dataclasses.fields(WordRecord)]
+    assert len(rows) == len(stored) and rows[0]["word"] == stored[0].word
+
+
+def test_a_retry_whose_first_words_were_lost_stores_them(reader, storage):
+    body = reader.trial_body(0)
+    assert reader.post("/api/trials", body).status_code == 201
+    words = spr_words(reader.shown(0))
+    assert reader.post("/api/trials", {**body, "words": words}).status_code == 200
+    assert len(list(storage.words())) == len(words)
+
+
+def test_a_whole_story_export_has_no_words_file(participant, storage, tmp_path):
+    person = participant()
+    person.start()
+    person.consent()
+    assert person.answer(0).status_code == 201
+    names = {path.name for path in export_study(storage, tmp_path, formats=("csv",), salt="s")}
+    assert names == {"accuracy.csv", "participants.csv", "trials.csv"}
+
+
+@pytest.mark.parametrize(
+    ("change", "status", "message"),
+    [
+        (lambda w: "not a list", 400, "field 'words' must be a list"),
+        (lambda w: [], 400, "field 'words' must be a list"),
+        (lambda w: [{**w[0], "rt_ms": -1}], 400, "words[0]: field 'rt_ms' must be at least 0"),
+        (lambda w: [{**w[0], "mode": "fast"}], 400, "words[0]: field 'mode' must be one of"),
+        (lambda w: [{**w[0], "extra": 1}], 400, "words[0]: unknown field 'extra'"),
+        (lambda w: [w[0], w[0]], 400, "words[1]: field 'word_index' repeats"),
+        (lambda w: [{**w[0], "word": "Zebra"}], 422, "words[0]: not the story's word"),
+        (lambda w: [{**w[0], "word_index": 9999}], 422, "words[0]: not the story's word"),
+        (lambda w: [{**w[0], "mode": "maze"}], 422, "reading mode is self_paced"),
+        (lambda w: [{**w[0], "choice": "left"}], 422, "a self-paced word has Maze fields"),
+        (lambda w: ["word"], 400, "words[0]: the request body must be a JSON object"),
+    ],
+)
+def test_bad_words_are_refused_and_nothing_is_stored(reader, storage, change, status, message):
+    body = {**reader.trial_body(0), "words": change(spr_words(reader.shown(0)))}
+    reply = reader.post("/api/trials", body)
+    assert reply.status_code == status, reply.get_json()
+    assert message in reply.get_json()["error"]
+    assert list(storage.trials()) == [] and list(storage.words()) == []
+
+
+def test_a_region_is_sent_as_its_words_from_its_first(reader, storage):
+    shown = reader.shown(0)
+    region = [i for i, r in enumerate(shown["regions"]) if r == 0]
+    word = {
+        "word_index": 0,
+        "region": 0,
+        "word": " ".join(shown["words"][i] for i in region),
+        "mode": "self_paced",
+        "rt_ms": 900.0,
+    }
+    reply = reader.post("/api/trials", {**reader.trial_body(0), "words": [word]})
+    assert reply.status_code == 201, reply.get_json()
+    assert [w.word for w in storage.words()] == [word["word"]]
+
+
+def test_words_in_a_whole_story_study_are_refused(participant):
+    person = participant()
+    person.start()
+    person.consent()
+    shown = person.shown(0)
+    word = {"word_index": 0, "region": 0, "word": shown["story"].split()[0]}
+    body = {**person.trial_body(0), "words": [{**word, "mode": "self_paced", "rt_ms": 1.0}]}
+    reply = person.post("/api/trials", body)
+    assert reply.status_code == 422 and "whole stories" in reply.get_json()["error"]
+
+
+def test_maze_without_distractors_fails_clearly(study_config, storage, human_set, secrets):
+    config = dataclasses.replace(study_config, reading_mode="maze")
+    with pytest.raises(TracktaleError, match="reading_mode maze needs distractors: item"):
+        create_app(config, storage=storage, stimulus_set=human_set, secrets=secrets)
+
+
+def test_regions_are_sentences():
+    words = ["Mia", "sat.", '"Go!"', "she", "said.", "Then", "(she", "left.)", "Done"]
+    assert story_regions(words) == [0, 0, 1, 2, 2, 3, 3, 3, 4]
