@@ -175,7 +175,9 @@ class TrialDesk:
             content["parameters"] = {**content["parameters"], "probe_variables": probed}
         mode = self.service.config.reading_mode
         if mode != "whole":
-            content.update(reading_content(item, mode))
+            # The Maze's sides: the same for this participant's trial whenever it is served.
+            seed = (participant.session_seed * 31 + index) % 2_147_483_647
+            content.update(reading_content(item, mode, seed))
         return {"trial": content, "times_served": times, "restart": times > 1}
 
     def answer(

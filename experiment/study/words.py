@@ -48,11 +48,11 @@ def story_regions(words: Sequence[str]) -> list[int]:
     return regions
 
 
-def reading_content(item: Item, mode: str) -> dict[str, Any]:
+def reading_content(item: Item, mode: str, seed: int) -> dict[str, Any]:
     """What a word-by-word trial adds to the served content.
 
     ``reading_mode``, ``words``, ``regions`` and, for Maze, ``distractors`` (one per word,
-    from ``item.meta``).
+    from ``item.meta``) and ``seed``, the seed of the sides the real words take.
     """
     words = story_words(item)
     content: dict[str, Any] = {
@@ -62,6 +62,7 @@ def reading_content(item: Item, mode: str) -> dict[str, Any]:
     }
     if mode == "maze":
         content["distractors"] = list(item.meta["distractors"])
+        content["seed"] = seed
     return content
 
 

@@ -143,3 +143,29 @@ def test_maze_without_distractors_fails_clearly(study_config, storage, human_set
 def test_regions_are_sentences():
     words = ["Mia", "sat.", '"Go!"', "she", "said.", "Then", "(she", "left.)", "Done"]
     assert story_regions(words) == [0, 0, 1, 2, 2, 3, 3, 3, 4]
+
+
+def test_simulated_participants_read_word_by_word(spr_client, storage, human_set):
+    from tests.experiment.conftest import ADMIN_SECRET
+    from tracktale.experiment.simulation.run import simulate_participants
+    from tracktale.experiment.web.server import serve_in_thread
+
+    with serve_in_thread(spr_client.application) as running:
+        report = simulate_participants(running.url, human_set, ADMIN_SECRET, n=2, seed=5)
+    assert report.errors == [] and report.completed == 2
+    trials = list(storage.trials())
+    words = list(storage.words())
+    per_trial = {(w.participant_id, w.trial_index) for w in words}
+    read = [t for t in trials if not t.reading_timed_out]
+    assert read and all((t.participant_id, t.trial_index) in per_trial for t in read)
+    for trial in read:
+        mine = [
+            w
+            for w in words
+            if (w.participant_id, w.trial_index) == (trial.participant_id, trial.trial_index)
+        ]
+        assert [w.word for w in mine] == human_set.get(trial.item_id).context.split()
+        assert trial.reading_time_ms == pytest.approx(sum(w.rt_ms for w in mine), abs=0.5)
+    rts = sorted(w.rt_ms for w in words)
+    assert 250 < rts[len(rts) // 2] < 600
+    assert {w.mode for w in words} == {"self_paced"} and {w.source for w in words} == {"simulated"}
