@@ -217,7 +217,7 @@ class WordRecord:
         trial_index: Position of the trial within the session, from 0.
         word_index: Position of the word (or, reading region by region, the region's first
             word) in the story, from 0, counting words separated by white space.
-        region: The region the word belongs to (0 when the story has no regions).
+        region: The region the word belongs to, from 0 (in the narrative study, its sentence).
         word: The word as shown (a region: its words joined by single spaces).
         mode: One of :data:`READING_MODES`.
         rt_ms: Self-paced: from the word's onset to the key press that replaced it. Maze: from
