@@ -3,7 +3,8 @@
 A study with a ``reading_mode`` serves each story's ``words`` (:mod:`..study.words`); a
 simulated participant answers with a time per word, as the page's plugins record it: longer
 for longer words, scaled by the person's speed, log-normal around its median. In the Maze a
-first choice is wrong one time in 50, which ends the trial's reading (the plugin's default).
+first choice is wrong one time in 50, which ends the trial's reading (the plugin's default),
+or with the study's ``maze_redo`` is followed by the right one.
 The words then replace the whole-story reading time of the trial's body.
 """
 
@@ -71,8 +72,10 @@ def add_words(
             # The side is the page's to draw; a simulated person records left or right alike.
             side = "left" if rng.random() < 0.5 else "right"
             record.update(choice=side, correct=correct, distractor=shown["distractors"][index])
+            if shown.get("redo"):
+                record["errors"] = 0 if correct else 1
             words.append(record)
-            if not correct:
+            if not correct and not shown.get("redo"):
                 break
         else:
             words.append(record)

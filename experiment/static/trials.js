@@ -293,7 +293,7 @@ var TracktaleTrials = (function () {
 
   /**
    * The story read word by word (a study's `reading_mode`: `self_paced` or `maze`), with the
-   * served trial's `words`, `regions` (and the Maze's `distractors` and `seed`). Each word's
+   * served trial's `words`, `regions` (and the Maze's `distractors`, `seed` and `redo`). Each word's
    * record goes with the trial's answer (`slot.words`); the reading time is the screen's.
    */
   function wordsNode(outline, slot, context) {
@@ -304,7 +304,7 @@ var TracktaleTrials = (function () {
       type: maze ? jsPsychMaze : jsPsychSelfPacedReading,
       words: given("words", []),
       regions: given("regions", []),
-      ...(maze ? { distractors: given("distractors", []), seed: given("seed", 1) } : {}),
+      ...(maze ? { distractors: given("distractors", []), seed: given("seed", 1), redo: given("redo", false) } : {}),
       trial_duration: config.timing.reading_ms,
       data: { tt_screen: "reading", tt_index: outline.index },
       on_start: () => {

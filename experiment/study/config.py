@@ -211,6 +211,9 @@ class StudyConfig:
             next word; ``maze``, each word against a distractor (every item needs
             ``meta.distractors``, one per word). Word-by-word modes store a record per word
             (:class:`~tracktale.schema.WordRecord`).
+        maze_redo: In the Maze, a wrong choice shows a message and waits for the right one
+            (Boyce et al. 2020's "redo"; the words' ``errors`` count them) instead of ending
+            the story's reading.
         source_file: The YAML file it was read from (``None`` for the defaults).
     """
 
@@ -269,6 +272,9 @@ class StudyConfig:
         Literal["whole", "self_paced", "maze"],
         Comment("whole: the story on one screen; or self_paced, maze: word by word (ours)"),
     ] = "whole"
+    maze_redo: Annotated[
+        bool, Comment("maze: after a wrong choice, wait for the right one (Boyce et al. 2020)")
+    ] = False
     source_file: str | None = None
 
     @property
@@ -517,6 +523,8 @@ def check_study(config: StudyConfig) -> StudyConfig:
         raise TracktaleError(f"{where}: probe_values applies to the arithmetic study only")
     if config.reading_mode != "whole" and config.paradigm != "narrative":
         raise TracktaleError(f"{where}: reading_mode applies to the narrative study only")
+    if config.maze_redo and config.reading_mode != "maze":
+        raise TracktaleError(f"{where}: maze_redo applies to reading_mode maze only")
     try:
         config.catalogue()
     except TracktaleError as error:

@@ -177,7 +177,7 @@ class TrialDesk:
         if mode != "whole":
             # The Maze's sides: the same for this participant's trial whenever it is served.
             seed = (participant.session_seed * 31 + index) % 2_147_483_647
-            content.update(reading_content(item, mode, seed))
+            content.update(reading_content(item, mode, seed, self.service.config.maze_redo))
         return {"trial": content, "times_served": times, "restart": times > 1}
 
     def answer(
@@ -208,7 +208,8 @@ class TrialDesk:
         _check_timeouts(self.service.config.timing, data)
         item = self.service.stimuli.get(planned.item_id)
         if words:
-            check_words(words, self.service.config.reading_mode, story_words(item))
+            config = self.service.config
+            check_words(words, config.reading_mode, story_words(item), config.maze_redo)
         try:
             scored = self.service.human.score_trial(
                 item, planned, data.get("response"), self.service.config.typed_answer_rule

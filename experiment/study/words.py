@@ -48,11 +48,12 @@ def story_regions(words: Sequence[str]) -> list[int]:
     return regions
 
 
-def reading_content(item: Item, mode: str, seed: int) -> dict[str, Any]:
+def reading_content(item: Item, mode: str, seed: int, redo: bool = False) -> dict[str, Any]:
     """What a word-by-word trial adds to the served content.
 
     ``reading_mode``, ``words``, ``regions`` and, for Maze, ``distractors`` (one per word,
-    from ``item.meta``) and ``seed``, the seed of the sides the real words take.
+    from ``item.meta``), ``seed``, the seed of the sides the real words take, and ``redo``
+    (a wrong choice waits for the right one).
     """
     words = story_words(item)
     content: dict[str, Any] = {
@@ -63,6 +64,7 @@ def reading_content(item: Item, mode: str, seed: int) -> dict[str, Any]:
     if mode == "maze":
         content["distractors"] = list(item.meta["distractors"])
         content["seed"] = seed
+        content["redo"] = redo
     return content
 
 
@@ -89,18 +91,22 @@ def check_reading_mode(stimuli: StimulusSet, mode: str) -> None:
             )
 
 
-def check_words(words: Sequence[Mapping[str, Any]], mode: str, shown: Sequence[str]) -> None:
+def check_words(
+    words: Sequence[Mapping[str, Any]], mode: str, shown: Sequence[str], redo: bool = False
+) -> None:
     """Refuse words that contradict the study's reading mode, each other or the story served.
 
     Args:
         words: The validated words of one answer.
         mode: The study's ``reading_mode``.
         shown: The story's words (:func:`story_words`).
+        redo: The study's ``maze_redo``.
 
     Raises:
         ApiError: 422 if the study shows whole stories, a word's mode is not the study's, a
             Maze word lacks its choice, correctness or distractor (or a self-paced word has
-            one), or a word is not the story's word at its position.
+            one), a Maze word's ``errors`` contradicts ``redo`` (or, without it, a wrong
+            choice is not the last word), or a word is not the story's word at its position.
     """
     if mode == "whole":
         raise ApiError(422, "this study shows whole stories: its trials have no words")
@@ -114,8 +120,18 @@ def check_words(words: Sequence[Mapping[str, Any]], mode: str, shown: Sequence[s
             raise ApiError(422, f"words[{index}]: a Maze word needs {missing!r}")
         if not maze and (present or word.get("errors") is not None):
             raise ApiError(422, f"words[{index}]: a self-paced word has Maze fields")
+        if maze:
+            _check_maze_word(index, word, redo, last=index == len(words) - 1)
         if not _matches(word, shown):
             raise ApiError(422, f"words[{index}]: not the story's word at its position")
+
+
+def _check_maze_word(index: int, word: Mapping[str, Any], redo: bool, last: bool) -> None:
+    if (word.get("errors") is not None) != redo:
+        wanted = "counts its errors" if redo else "has no errors count"
+        raise ApiError(422, f"words[{index}]: a Maze word {wanted} in this study")
+    if not redo and not word["correct"] and not last:
+        raise ApiError(422, f"words[{index}]: a wrong choice ends the Maze without redo")
 
 
 def _matches(word: Mapping[str, Any], shown: Sequence[str]) -> bool:

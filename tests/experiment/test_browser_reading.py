@@ -21,6 +21,7 @@ from tests.experiment.test_browser import (  # noqa: F401
     browser,
     study_page,
 )
+from tests.experiment.test_words import maze_set
 from tracktale.experiment.study.config import Timing
 from tracktale.experiment.web.app import create_app
 from tracktale.experiment.web.server import serve_in_thread
@@ -122,19 +123,6 @@ def _screen(page, maze: bool = False) -> str:
     }
     page.wait_for_selector(", ".join(selectors.values()), state="attached", timeout=15000)
     return next((n for n, s in selectors.items() if page.locator(s).count()), "message")
-
-
-def maze_set(stimuli):
-    """``stimuli`` with a made-up distractor for every word (``x-x-x`` first, as usual)."""
-
-    def distractors(story: str) -> list[str]:
-        return ["x-x-x"] + [word[::-1].lower() + "q" for word in story.split()[1:]]
-
-    items = tuple(
-        dataclasses.replace(item, meta={**item.meta, "distractors": distractors(item.context)})
-        for item in stimuli
-    )
-    return dataclasses.replace(stimuli, items=items)
 
 
 def _run_maze(page, wrong_at: int | None = None) -> list[str]:

@@ -169,3 +169,119 @@ def test_simulated_participants_read_word_by_word(spr_client, storage, human_set
     rts = sorted(w.rt_ms for w in words)
     assert 250 < rts[len(rts) // 2] < 600
     assert {w.mode for w in words} == {"self_paced"} and {w.source for w in words} == {"simulated"}
+
+
+def maze_set(stimuli):
+    """``stimuli`` with a made-up distractor for every word (``x-x-x`` first, as usual)."""
+
+    def distractors(story: str) -> list[str]:
+        return ["x-x-x"] + [word[::-1].lower() + "q" for word in story.split()[1:]]
+
+    items = tuple(
+        dataclasses.replace(item, meta={**item.meta, "distractors": distractors(item.context)})
+        for item in stimuli
+    )
+    return dataclasses.replace(stimuli, items=items)
+
+
+def maze_reader(study_config, storage, stimuli, secrets, redo=False):
+    config = dataclasses.replace(study_config, reading_mode="maze", maze_redo=redo)
+    app = create_app(config, storage=storage, stimulus_set=stimuli, secrets=secrets)
+    app.testing = True
+    person = Participant(app.test_client(), stimuli)
+    assert person.start().status_code == 200
+    assert person.consent().status_code == 200
+    return person
+
+
+def maze_words(shown, wrong_at=None, errors=None):
+    words = []
+    for i, (word, region) in enumerate(zip(shown["words"], shown["regions"], strict=True)):
+        words.append(
+            {
+                "word_index": i,
+                "region": region,
+                "word": word,
+                "mode": "maze",
+                "rt_ms": 700.0,
+                "choice": "left",
+                "correct": i != wrong_at,
+                "distractor": shown["distractors"][i],
+            }
+        )
+        if errors is not None:
+            words[-1]["errors"] = int(i == wrong_at)
+    return words
+
+
+def test_the_maze_serves_distractors_and_stores_choices(study_config, storage, human_set, secrets):
+    stimuli = maze_set(human_set)
+    reader = maze_reader(study_config, storage, stimuli, secrets)
+    shown = reader.shown(0)
+    assert shown["distractors"] == stimuli.get(shown["item_id"]).meta["distractors"]
+    assert shown["redo"] is False and isinstance(shown["seed"], int)
+    assert reader.shown(0)["seed"] == shown["seed"], "the same sides when served again"
+    words = maze_words(shown, wrong_at=5)[:6]  # a wrong choice ends the reading
+    body = {**reader.trial_body(0), "words": words}
+    assert reader.post("/api/trials", body).status_code == 201
+    stored = list(storage.words())
+    assert [w.correct for w in stored] == [True] * 5 + [False]
+    assert {w.mode for w in stored} == {"maze"} and stored[2].distractor == shown["distractors"][2]
+    for bad, message in [
+        (maze_words(reader.shown(1), wrong_at=2), "a wrong choice ends the Maze without redo"),
+        (maze_words(reader.shown(1), errors=0), "has no errors count"),
+        ([{**maze_words(reader.shown(1))[0], "distractor": None}], "needs 'distractor'"),
+    ]:
+        reply = reader.post("/api/trials", {**reader.trial_body(1), "words": bad})
+        assert reply.status_code == 422 and message in reply.get_json()["error"]
+
+
+def test_maze_redo_counts_errors(study_config, storage, human_set, secrets):
+    reader = maze_reader(study_config, storage, maze_set(human_set), secrets, redo=True)
+    shown = reader.shown(0)
+    assert shown["redo"] is True
+    plain = maze_words(shown, wrong_at=2)
+    reply = reader.post("/api/trials", {**reader.trial_body(0), "words": plain})
+    assert reply.status_code == 422 and "counts its errors" in reply.get_json()["error"]
+    words = maze_words(shown, wrong_at=2, errors=True)
+    assert reader.post("/api/trials", {**reader.trial_body(0), "words": words}).status_code == 201
+    stored = list(storage.words())
+    assert len(stored) == len(shown["words"]) and stored[2].errors == 1 and not stored[2].correct
+
+
+@pytest.mark.parametrize("redo", [False, True])
+def test_simulated_participants_take_the_maze(study_config, storage, human_set, secrets, redo):
+    from tests.experiment.conftest import ADMIN_SECRET
+    from tracktale.experiment.simulation.run import simulate_participants
+    from tracktale.experiment.web.server import serve_in_thread
+
+    stimuli = maze_set(human_set)
+    config = dataclasses.replace(study_config, reading_mode="maze", maze_redo=redo)
+    app = create_app(config, storage=storage, stimulus_set=stimuli, secrets=secrets)
+    with serve_in_thread(app) as running:
+        report = simulate_participants(running.url, stimuli, ADMIN_SECRET, n=1, seed=2)
+    assert report.errors == [] and report.completed == 1
+    words = list(storage.words())
+    assert words and {w.mode for w in words} == {"maze"}
+    assert all(w.choice in ("left", "right") and w.distractor for w in words)
+    assert any(not w.correct for w in words), "one wrong choice in 50 over about 4000 words"
+    assert all((w.errors is not None) == redo for w in words)
+
+
+def test_word_by_word_settings_are_checked(study_config, tmp_path):
+    from tracktale.experiment.lab.launch import run_lab
+    from tracktale.experiment.study.config import check_study, study_from_dict
+
+    def check(data):
+        return check_study(study_from_dict(data))
+
+    assert check({"reading_mode": "maze", "maze_redo": True}).maze_redo
+    with pytest.raises(TracktaleError, match="maze_redo applies to reading_mode maze only"):
+        check({"maze_redo": True})
+    with pytest.raises(TracktaleError, match="reading_mode"):
+        check({"reading_mode": "fast"})
+    with pytest.raises(TracktaleError, match="reading_mode applies to the narrative study"):
+        check({"paradigm": "boxes", "reading_mode": "self_paced"})
+    config = dataclasses.replace(study_config, reading_mode="self_paced")
+    with pytest.raises(TracktaleError, match="the lab mode shows whole stories"):
+        run_lab(config, "P1")
