@@ -285,3 +285,17 @@ def test_word_by_word_settings_are_checked(study_config, tmp_path):
     config = dataclasses.replace(study_config, reading_mode="self_paced")
     with pytest.raises(TracktaleError, match="the lab mode shows whole stories"):
         run_lab(config, "P1")
+
+
+def test_the_admin_page_offers_the_words(reader, spr_client, client):
+    from tests.experiment.conftest import ADMIN_SECRET
+
+    headers = {"Authorization": f"Bearer {ADMIN_SECRET}"}
+    body = {**reader.trial_body(0), "words": spr_words(reader.shown(0))}
+    assert reader.post("/api/trials", body).status_code == 201
+    assert 'id="words-csv"' in spr_client.get("/admin/", headers=headers).get_data(as_text=True)
+    download = spr_client.get("/admin/export/words.csv", headers=headers)
+    assert download.status_code == 200
+    lines = download.get_data(as_text=True).splitlines()
+    assert lines[0].startswith("client_trial_id,") and len(lines) == 1 + len(body["words"])
+    assert 'id="words-csv"' not in client.get("/admin/", headers=headers).get_data(as_text=True)
