@@ -25,6 +25,7 @@ from tests.experiment.test_words import maze_set
 from tracktale.experiment.study.config import Timing
 from tracktale.experiment.web.app import create_app
 from tracktale.experiment.web.server import serve_in_thread
+from tracktale.trial import TIMING_FLAGS
 
 STORIES = 5
 """Stories read before the test stops (the practice ones and the first test ones)."""
@@ -108,6 +109,9 @@ def test_self_paced_reading_in_chromium(browser, study_config, storage, human_se
         assert {w.client_trial_id for w in mine} == {trial.client_trial_id}
         assert all(0 < w.rt_ms < 10000 and w.mode == "self_paced" for w in mine)
         assert 0 < trial.reading_time_ms < 60000 and not trial.reading_timed_out
+        # The screen's time covers the words' times, and the server's clock agrees with both.
+        assert trial.reading_time_ms >= sum(w.rt_ms for w in mine)
+        assert not trial.flag_set & set(TIMING_FLAGS), trial.flags
     assert len(words) == sum(len(human_set.get(t.item_id).context.split()) for t in trials)
 
 
@@ -201,5 +205,7 @@ def test_maze_in_chromium(browser, study_config, storage, human_set, secrets):  
         assert [w.correct for w in mine] == [True] * (expected - 1) + [trial.trial_index != 1]
         assert all(w.mode == "maze" and w.choice in ("left", "right") for w in mine)
         assert all(w.distractor and w.rt_ms > 0 and w.errors is None for w in mine)
+        assert trial.reading_time_ms >= sum(w.rt_ms for w in mine)
+        assert not trial.flag_set & set(TIMING_FLAGS), trial.flags
     sides = {w.choice for w in words if w.correct}
     assert sides == {"left", "right"}, "the real word takes both sides"
