@@ -268,7 +268,7 @@ def export(
     raw_ids: bool,
     include_preview: bool,
 ) -> None:
-    """Export trials, participants and accuracy (Prolific ids as salted hashes).
+    """Export trials, participants, accuracy and words (Prolific ids as salted hashes).
 
     Preview sessions (from the preview link) are left out unless --include-preview.
     """

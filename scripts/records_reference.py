@@ -29,6 +29,7 @@ SECTIONS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         "(the export adds derived tables; see the human-study guide).",
         (
             "tracktale.schema.records:TrialRecord",
+            "tracktale.schema.records:WordRecord",
             "tracktale.schema.records:ParticipantRecord",
             "tracktale.schema.records:SurveyAnswers",
         ),

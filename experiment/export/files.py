@@ -2,7 +2,9 @@ r"""Exports for the analysis: trials and participants as CSV and Parquet.
 
 The trials export has exactly the :class:`~tracktale.trial.TrialRecord` columns and the
 participants export the :class:`~tracktale.trial.ParticipantRecord` columns (with
-``prolific_pid_hash`` filled in); the analysis reads nothing else. Prolific ids appear only as
+``prolific_pid_hash`` filled in); the analysis reads nothing else. A study whose stories are
+read word by word (self-paced reading, Maze) also gets a ``words`` export, exactly the
+:class:`~tracktale.schema.WordRecord` columns, one row per word. Prolific ids appear only as
 salted hashes, unless raw ids are asked for (then a ``prolific_pid`` column is added to the
 participants export, for payments and withdrawal requests; such files are not for sharing).
 
@@ -53,7 +55,7 @@ from tracktale.experiment.storage.pseudonyms import (
     study_salt,
 )
 from tracktale.experiment.storage.store import Storage
-from tracktale.schema import columns
+from tracktale.schema import WordRecord, columns
 from tracktale.schema.records import PREVIEW_SOURCE
 from tracktale.trial import ParticipantRecord, TrialRecord
 
@@ -159,6 +161,13 @@ def trials_table(read: ExportRead) -> Table:
     return Table("trials", names, kinds, [tuple(record.to_dict().values()) for record in trials])
 
 
+def words_table(read: ExportRead) -> Table:
+    """Every word of every story read word by word, one row each (see ``WordRecord``)."""
+    names, kinds = _field_types(WordRecord)
+    words = read.kept(read.storage.words(read.study_id, read.connection))
+    return Table("words", names, kinds, [tuple(record.to_dict().values()) for record in words])
+
+
 def participants_table(read: ExportRead) -> Table:
     """Every participant, one row each, with the Prolific id hashed (and raw if asked).
 
@@ -213,8 +222,12 @@ TABLES: dict[str, Callable[[ExportRead], Table]] = {
     "trials": trials_table,
     "participants": participants_table,
     "accuracy": accuracy_table,
+    "words": words_table,
 }
 """Every export table by name, each built from the one snapshot of its export."""
+OPTIONAL_TABLES = frozenset({"words"})
+"""Tables :func:`export_study` writes only when they have rows (the admin page's download
+of one gives its header at least)."""
 
 
 def read_tables(
@@ -338,6 +351,8 @@ def export_study(
     )
     written = []
     for table in tables:
+        if table.name in OPTIONAL_TABLES and not table.rows:
+            continue  # a study of whole stories has no words: its export is as it was
         for fmt in formats:
             path = target / f"{table.name}.{fmt}"
             atomic_write_bytes(path, encode(table, fmt))

@@ -16,6 +16,8 @@ const PAGE_GLOBALS = {
   jsPsychTimedReading: "readonly",
   jsPsychTimedTextResponse: "readonly",
   jsPsychTimedChoice: "readonly",
+  jsPsychSelfPacedReading: "readonly",
+  jsPsychMaze: "readonly",
   jsPsychArithmeticProcedure: "readonly",
   TracktaleOutbox: "readonly",
   TracktaleTrials: "readonly",

@@ -84,9 +84,15 @@ def run_lab(
         How the run ended and where its files are.
 
     Raises:
-        TracktaleError: Without PsychoPy, or when the participant may not (re)start, before
-            any window opens.
+        TracktaleError: Without PsychoPy, for a study read word by word (``reading_mode``),
+            or when the participant may not (re)start, before any window opens.
     """
+    if config.reading_mode != "whole":
+        # The lab window shows whole stories; a word-by-word study would lose its words.
+        raise TracktaleError(
+            f"the lab mode shows whole stories: reading_mode {config.reading_mode} runs in "
+            "the browser only"
+        )
     require_psychopy()
     from tracktale.experiment.lab.session import LabSession, check_participant_key
     from tracktale.experiment.storage.store import Storage

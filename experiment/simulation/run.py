@@ -28,6 +28,7 @@ from typing import Any
 from tracktale.errors import TracktaleError
 from tracktale.experiment.paradigms import get_human_study
 from tracktale.experiment.simulation.client import StudyClient
+from tracktale.experiment.simulation.reading import add_words
 from tracktale.item import Item
 from tracktale.stimulus_set import StimulusSet
 
@@ -372,6 +373,8 @@ def _answer_trials(
             studies[item.paradigm] = get_human_study(item.paradigm).bind(stimuli, None)
         study = studies[item.paradigm]
         body = study.behave(rng, person, item, {**shown, "good_side": side}, timing)
+        if "words" in shown:  # the study's stories are read word by word
+            body = add_words(rng, person.speed, shown, body, timing["reading_ms"])
         body["client_trial_id"] = (
             f"{session['participant_id']}-{shown['index']}-{rng.getrandbits(32):08x}"
         )

@@ -147,6 +147,8 @@ var TracktaleTrials = (function () {
         hidden_count: this.hides,
         intermediates: probedValues(data.intermediates),
       };
+      // A story read word by word: its words go with the answer, stored once with it.
+      if (slot.words && slot.words.length) body.words = slot.words;
       return this.outbox.add("/api/trials", body, { kind: "trial", index: trial.index });
     }
   }
@@ -290,6 +292,40 @@ var TracktaleTrials = (function () {
   }
 
   /**
+   * The story read word by word (a study's `reading_mode`: `self_paced` or `maze`), with the
+   * served trial's `words`, `regions` (and the Maze's `distractors`, `seed` and `redo`). Each word's
+   * record goes with the trial's answer (`slot.words`); the reading time is the screen's.
+   */
+  function wordsNode(outline, slot, context) {
+    const { config, recorder, progress } = context;
+    const maze = config.reading_mode === "maze";
+    const given = (name, fallback) => () => (slot.trial[name] === undefined ? fallback : slot.trial[name]);
+    return {
+      type: maze ? jsPsychMaze : jsPsychSelfPacedReading,
+      words: given("words", []),
+      regions: given("regions", []),
+      ...(maze ? { distractors: given("distractors", []), seed: given("seed", 1), redo: given("redo", false) } : {}),
+      trial_duration: config.timing.reading_ms,
+      data: { tt_screen: "reading", tt_index: outline.index },
+      on_start: () => {
+        recorder.begin();
+        progress.show(outline.index);
+        slot.readStart = performance.now();
+      },
+      on_finish: (data) => {
+        const mode = config.reading_mode;
+        slot.words = data.words.map((word) => ({ ...word, mode: mode }));
+        // The whole time on the screen, as for a story on one screen (the server checks it).
+        const onScreen = Math.round((performance.now() - slot.readStart) * 10) / 10;
+        slot.reading = {
+          reading_time_ms: Math.min(onScreen, config.timing.reading_ms),
+          timed_out: Boolean(data.timed_out),
+        };
+      },
+    };
+  }
+
+  /**
    * The timeline of one trial.
    *
    * @param outline {index, block, task, role} from the session.
@@ -302,6 +338,8 @@ var TracktaleTrials = (function () {
       reading: null,
       screen: 0,
       readMs: 0,
+      readStart: 0,
+      words: null,
       timedOut: false,
       reply: null,
       replyPromise: null,
@@ -316,7 +354,8 @@ var TracktaleTrials = (function () {
         });
       },
     };
-    const shown = [readingNode(outline, slot, context), probeNode(outline, slot, context)];
+    const reading = config.reading_mode ? wordsNode : readingNode;
+    const shown = [reading(outline, slot, context), probeNode(outline, slot, context)];
     if (outline.role === "practice") {
       shown.push(awaitVerdict(slot, jsPsych, texts), {
         type: jsPsychHtmlButtonResponse,

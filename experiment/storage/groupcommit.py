@@ -52,7 +52,7 @@ class GroupCommitter:
         self._returns = engine.dialect.name == "postgresql"
         self._statements = {}
         for each in (table, *more):
-            statement = _insert_ignoring_conflicts(engine, each)
+            statement = insert_ignoring_conflicts(engine, each)
             if statement is None:
                 # Without INSERT ... ON CONFLICT DO NOTHING one conflict would abort the
                 # whole batch, so other databases write one row per transaction.
@@ -130,7 +130,8 @@ class GroupCommitter:
                     pending.inserted = False
 
 
-def _insert_ignoring_conflicts(engine: Engine, table: sa.Table) -> Any:
+def insert_ignoring_conflicts(engine: Engine, table: sa.Table) -> Any:
+    """``INSERT ... ON CONFLICT DO NOTHING`` into ``table`` (``None``: the database has none)."""
     name = engine.dialect.name
     if name == "sqlite":
         from sqlalchemy.dialects.sqlite import insert as sqlite_insert

@@ -25,7 +25,8 @@ from tracktale.experiment.storage.rows import (
     trial_from_row,
     utc,
 )
-from tracktale.experiment.storage.tables import participants, survey_answers, trials
+from tracktale.experiment.storage.tables import participants, survey_answers, trials, words
+from tracktale.schema import WordRecord
 from tracktale.trial import ParticipantRecord, TrialRecord
 
 __all__ = ["StorageReads"]
@@ -154,6 +155,20 @@ class StorageReads:
         with self._on(connection) as reading:
             for row in reading.execute(query):
                 yield trial_from_row(names, row)
+
+    def words(
+        self, study_id: str | None = None, connection: sa.Connection | None = None
+    ) -> Iterator[WordRecord]:
+        """Every stored word, by participant, trial and position (on ``connection``)."""
+        names = [field.name for field in dataclasses.fields(WordRecord)]
+        query = sa.select(*(words.c[name] for name in names)).order_by(
+            words.c.participant_id, words.c.trial_index, words.c.word_index
+        )
+        if study_id is not None:
+            query = query.where(words.c.study_id == study_id)
+        with self._on(connection) as reading:
+            for row in reading.execute(query):
+                yield WordRecord(**dict(zip(names, row, strict=True)))
 
     def trial_counts(self, study_id: str | None = None) -> dict[str, int]:
         """Stored trials per participant."""

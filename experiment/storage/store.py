@@ -28,7 +28,7 @@ from tracktale.experiment.storage.database import (
     report_unwritable,
     sqlite_path,
 )
-from tracktale.experiment.storage.groupcommit import GroupCommitter
+from tracktale.experiment.storage.groupcommit import GroupCommitter, insert_ignoring_conflicts
 from tracktale.experiment.storage.journal import Journal
 from tracktale.experiment.storage.reads import StorageReads
 from tracktale.experiment.storage.rows import (
@@ -45,8 +45,10 @@ from tracktale.experiment.storage.tables import (
     survey_answers,
     trial_serves,
     trials,
+    words,
 )
 from tracktale.experiment.study.design import LIST_IDS, SessionPlan, assign_list
+from tracktale.schema import WordRecord
 from tracktale.trial import PARTICIPANT_STATUSES, TrialRecord
 
 __all__ = ["Participant", "SaveResult", "Storage", "clean_header", "hash_token", "metadata", "now"]
@@ -416,6 +418,28 @@ class Storage(StorageReads):
             raise ConflictError(f"trial id {record.client_trial_id!r} is already used")
         raise ConflictError(f"trial {record.trial_index} is already recorded")
 
+    def save_words(self, records: Sequence[WordRecord]) -> int:
+        """Store the words of an answered trial, each once, in one transaction.
+
+        A word already stored for its participant, trial and position is left as it is (the
+        trial's answer was sent again), so calling this again with the same words stores
+        nothing.
+
+        Returns:
+            How many words were new.
+        """
+        if not records:
+            return 0
+        rows = [record.to_dict() for record in records]
+        statement = insert_ignoring_conflicts(self.engine, words)
+        with self.engine.begin() as connection:
+            if statement is None:  # neither SQLite nor PostgreSQL: one savepoint a word
+                return sum(_insert_unless_present(connection, row) for row in rows)
+            before = connection.execute(sa.select(sa.func.count()).select_from(words)).scalar()
+            connection.execute(statement, rows)
+            after = connection.execute(sa.select(sa.func.count()).select_from(words)).scalar()
+        return int(after or 0) - int(before or 0)
+
     def save_survey(self, participant_id: str, answers: Mapping[str, Any]) -> int:
         """Store the end-of-study answers, all in one transaction.
 
@@ -492,3 +516,12 @@ def _check_same_survey(stored: Mapping[str, Any], given: Mapping[str, Any]) -> N
                 f"the final questions were already answered (differently: {question!r}), "
                 "in another window"
             )
+
+
+def _insert_unless_present(connection: sa.Connection, row: Mapping[str, Any]) -> bool:
+    try:
+        with connection.begin_nested():
+            connection.execute(words.insert(), [row])
+    except sa.exc.IntegrityError:
+        return False
+    return True

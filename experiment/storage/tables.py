@@ -1,7 +1,8 @@
 """The study database's tables (SQLAlchemy Core) and the upgrade of older databases.
 
 ``participants``, ``trials`` (exactly the :class:`~tracktale.trial.TrialRecord` fields,
-derived from its declaration, plus ``received_at``), ``survey_answers`` and ``meta`` hold the
+derived from its declaration, plus ``received_at``), ``words`` (the words of stories read
+word by word, :class:`~tracktale.schema.WordRecord`), ``survey_answers`` and ``meta`` hold the
 data; ``trial_serves`` (one row per time a trial's content was served), ``browsers`` (every
 session token issued, and when another browser took over), ``events`` (takeovers, status
 changes, reopenings) and ``admin_sessions`` are the server's own record of what happened.
@@ -17,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 from sqlalchemy.types import TypeDecorator
 
-from tracktale.schema import TrialRecord, columns
+from tracktale.schema import TrialRecord, WordRecord, columns
 
 metadata = sa.MetaData()
 
@@ -120,6 +121,17 @@ def trials_table(target: sa.MetaData, record: type = TrialRecord) -> sa.Table:
 
 
 trials = trials_table(metadata)
+
+words = sa.Table(
+    "words",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    *record_columns(WordRecord),
+    # One record per participant, trial and word: a retried answer stores its words once.
+    sa.UniqueConstraint("participant_id", "trial_index", "word_index", name="uq_word_position"),
+    sa.ForeignKeyConstraint(["participant_id"], ["participants.participant_id"]),
+)
+"""One row per word read word by word (:class:`~tracktale.schema.WordRecord`)."""
 
 survey_answers = sa.Table(
     "survey_answers",

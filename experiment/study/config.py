@@ -206,6 +206,14 @@ class StudyConfig:
             (:mod:`.locale`) gives every participant-facing text around the paradigm's own.
         direction: The pages' writing direction (``auto``: the catalogue's).
         locale: A catalogue file of the study's own instead of the shipped one.
+        reading_mode: How stories are read (ours; the papers show whole stories): ``whole``,
+            one screen a story; ``self_paced``, a moving window, the space bar showing the
+            next word; ``maze``, each word against a distractor (every item needs
+            ``meta.distractors``, one per word). Word-by-word modes store a record per word
+            (:class:`~tracktale.schema.WordRecord`).
+        maze_redo: In the Maze, a wrong choice shows a message and waits for the right one
+            (Boyce et al. 2020's "redo"; the words' ``errors`` count them) instead of ending
+            the story's reading.
         source_file: The YAML file it was read from (``None`` for the defaults).
     """
 
@@ -260,6 +268,13 @@ class StudyConfig:
         Field(ge=0, le=5),
         Comment("arithmetic: intermediate values asked per trial (ours; 0-5)"),
     ] = 0
+    reading_mode: Annotated[
+        Literal["whole", "self_paced", "maze"],
+        Comment("whole: the story on one screen; or self_paced, maze: word by word (ours)"),
+    ] = "whole"
+    maze_redo: Annotated[
+        bool, Comment("maze: after a wrong choice, wait for the right one (Boyce et al. 2020)")
+    ] = False
     source_file: str | None = None
 
     @property
@@ -506,6 +521,10 @@ def check_study(config: StudyConfig) -> StudyConfig:
         )
     if config.probe_values and config.paradigm != "arithmetic":
         raise TracktaleError(f"{where}: probe_values applies to the arithmetic study only")
+    if config.reading_mode != "whole" and config.paradigm != "narrative":
+        raise TracktaleError(f"{where}: reading_mode applies to the narrative study only")
+    if config.maze_redo and config.reading_mode != "maze":
+        raise TracktaleError(f"{where}: maze_redo applies to reading_mode maze only")
     try:
         config.catalogue()
     except TracktaleError as error:

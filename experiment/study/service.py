@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import hmac
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ from tracktale.experiment.study.instructions import GENDERS
 from tracktale.experiment.study.links import is_preview_key
 from tracktale.experiment.study.trialflow import Answered, TrialDesk
 from tracktale.experiment.study.validation import ApiError
+from tracktale.experiment.study.words import check_reading_mode
 from tracktale.schema.records import PREVIEW_SOURCE
 from tracktale.stimulus_set import StimulusSet, is_stimulus_set, read_stimulus_set
 
@@ -112,6 +113,7 @@ class StudyService:
         self.human: HumanStudy = get_human_study(config.paradigm).bind(stimulus_set, self.texts)
         self.desk = TrialDesk(self)
         check_stimuli(stimulus_set, config)
+        check_reading_mode(stimulus_set, config.reading_mode)
         self.list_ids = self.human.list_ids(stimulus_set)
 
     @property
@@ -384,9 +386,14 @@ class StudyService:
             None if consent else self.config.prolific.redirect(self.config.prolific.screenout_code)
         )
 
-    def record_trial(self, participant: Participant, data: Mapping[str, Any]) -> Answered:
-        """Check, score, flag and store an answer (see :meth:`.TrialDesk.answer`)."""
-        return self.desk.answer(participant, data)
+    def record_trial(
+        self,
+        participant: Participant,
+        data: Mapping[str, Any],
+        words: Sequence[Mapping[str, Any]] = (),
+    ) -> Answered:
+        """Check, score, flag and store an answer and its words (:meth:`.TrialDesk.answer`)."""
+        return self.desk.answer(participant, data, words)
 
     def record_survey(self, participant: Participant, answers: Mapping[str, Any]) -> int:
         """Store the end-of-study answers (validated by the API); returns how many were new.

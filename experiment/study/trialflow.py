@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,12 @@ from tracktale.experiment.study.config import Timing
 from tracktale.experiment.study.design import PlannedTrial
 from tracktale.experiment.study.scoring import ScoredResponse
 from tracktale.experiment.study.validation import ApiError
+from tracktale.experiment.study.words import (
+    check_words,
+    reading_content,
+    story_words,
+    word_records,
+)
 from tracktale.schema.derive import request_model
 from tracktale.trial import TrialRecord
 
@@ -167,14 +173,28 @@ class TrialDesk:
             # Only the arithmetic study takes the option (checked when the config is read).
             probed = self.service.human.probe_variables(item, probes)
             content["parameters"] = {**content["parameters"], "probe_variables": probed}
+        mode = self.service.config.reading_mode
+        if mode != "whole":
+            # The Maze's sides: the same for this participant's trial whenever it is served.
+            seed = (participant.session_seed * 31 + index) % 2_147_483_647
+            content.update(reading_content(item, mode, seed, self.service.config.maze_redo))
         return {"trial": content, "times_served": times, "restart": times > 1}
 
-    def answer(self, participant: Participant, data: Mapping[str, Any]) -> Answered:
+    def answer(
+        self,
+        participant: Participant,
+        data: Mapping[str, Any],
+        words: Sequence[Mapping[str, Any]] = (),
+    ) -> Answered:
         """Check an answer against the plan and the serves, score it, flag it, store it once.
+
+        Its words (a story read word by word) are stored once each after it, also when the
+        answer was stored before (a retry whose first reply was lost stores them then).
 
         Args:
             participant: The authenticated participant.
             data: The validated request body (see ``validation.TRIAL_FIELDS``).
+            words: The validated words it carries (``validation.validate_words``).
 
         Raises:
             ApiError: 409 before consent or after the end, or if the position holds another
@@ -187,6 +207,9 @@ class TrialDesk:
         _check_response_given(data)
         _check_timeouts(self.service.config.timing, data)
         item = self.service.stimuli.get(planned.item_id)
+        if words:
+            config = self.service.config
+            check_words(words, config.reading_mode, story_words(item), config.maze_redo)
         try:
             scored = self.service.human.score_trial(
                 item, planned, data.get("response"), self.service.config.typed_answer_rule
@@ -197,6 +220,8 @@ class TrialDesk:
         record = self._record(participant, planned, data, item.item_id, scored, answered)
         # A position holding another answer is a ConflictError (409, already_recorded).
         result = self.service.storage.save_trial(record, received_at=answered.at)
+        if words:
+            self.service.storage.save_words(word_records(record, words, answered.at.isoformat()))
         feedback = None
         if planned.role == "practice":
             feedback = self.service.human.practice_feedback(

@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 import pydantic
 
-from tracktale.schema import SurveyAnswers, TrialRecord, first_problem, request_model
+from tracktale.schema import SurveyAnswers, TrialRecord, WordRecord, first_problem, request_model
 from tracktale.schema.derive import Problem, base_type, choices, hints, unknown_fields
 from tracktale.schema.fields import IDENTIFIER, MAX_MS, Sent, number, text
 
@@ -34,11 +34,13 @@ __all__ = [
     "SESSION_FIELDS",
     "SURVEY_FIELDS",
     "TRIAL_FIELDS",
+    "WORD_FIELDS",
     "ApiError",
     "Body",
     "is_valid_unicode",
     "parse_json",
     "validate",
+    "validate_words",
 ]
 
 
@@ -100,6 +102,9 @@ CONSENT_FIELDS = Body(ConsentRequest)
 SERVE_FIELDS = Body(ServeRequest)
 TRIAL_FIELDS = Body(TrialRecord)
 SURVEY_FIELDS = Body(SurveyAnswers)
+WORD_FIELDS = Body(WordRecord)
+MAX_WORDS = 2000
+"""Most words one trial's answer may carry (``words``: a story read word by word)."""
 
 
 def parse_json(raw: bytes) -> Any:
@@ -140,6 +145,36 @@ def validate(body: Any, schema: Body) -> dict[str, Any]:
         status, phrase = _describe(schema, problem)
         raise ApiError(status, f"field {problem.field!r} {phrase}") from None
     return {name: getattr(checked, name) for name in schema if name in body}
+
+
+def validate_words(body: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Split a trial's body into the trial and its ``words`` (a story read word by word).
+
+    Returns:
+        The body without ``words``, and each word as :data:`WORD_FIELDS` validates it (an
+        empty list when the body has none).
+
+    Raises:
+        ApiError: 400 naming the first problem: ``words`` is not a list of 1 to
+            :data:`MAX_WORDS` objects, or a word is invalid (``words[3]: field ...``) or
+            repeats the position of another.
+    """
+    if not isinstance(body, dict) or "words" not in body:
+        return body, []
+    rest = {name: value for name, value in body.items() if name != "words"}
+    given = body["words"]
+    if not isinstance(given, list) or not 1 <= len(given) <= MAX_WORDS:
+        raise ApiError(400, f"field 'words' must be a list of 1 to {MAX_WORDS} words")
+    checked, positions = [], set()
+    for index, word in enumerate(given):
+        try:
+            checked.append(validate(word, WORD_FIELDS))
+        except ApiError as error:
+            raise ApiError(error.status, f"words[{index}]: {error.message}") from None
+        if checked[-1]["word_index"] in positions:
+            raise ApiError(400, f"words[{index}]: field 'word_index' repeats another word's")
+        positions.add(checked[-1]["word_index"])
+    return rest, checked
 
 
 def is_valid_unicode(text: str) -> bool:

@@ -27,6 +27,7 @@ from tracktale.experiment.study.validation import (
     Body,
     parse_json,
     validate,
+    validate_words,
 )
 from tracktale.experiment.web import auth
 from tracktale.experiment.web.ratelimit import address_key, limit_key, limit_writes, limits_prefix
@@ -98,6 +99,14 @@ def _body(schema: Body) -> dict[str, Any]:
     return validate(parse_json(request.get_data(cache=False)), schema)
 
 
+def _trial_body() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A trial's answer as validated, and the words it carries (a story read word by word)."""
+    if not request.is_json:
+        raise ApiError(415, "send the body as JSON (Content-Type: application/json)")
+    body, words = validate_words(parse_json(request.get_data(cache=False)))
+    return validate(body, TRIAL_FIELDS), words
+
+
 def _participant(service: StudyService) -> Participant:
     """The participant whose session token the request carries."""
     return service.authenticate(request.headers.get(TOKEN_HEADER))
@@ -151,8 +160,8 @@ def _add_answer_views(api: Blueprint, service: StudyService) -> None:
     @api.post("/trials")
     def save_trial():
         person = _participant(service)
-        data = _body(TRIAL_FIELDS)
-        answered = service.record_trial(person, data)
+        data, words = _trial_body()
+        answered = service.record_trial(person, data, words)
         result = answered.result
         reply = {"ok": True, "outcome": result.outcome, "client_trial_id": result.client_trial_id}
         if answered.feedback is not None:

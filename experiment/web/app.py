@@ -135,6 +135,9 @@ class _SignedCookieSessions(SecureCookieSessionInterface):
 def _register_pages(app: Flask, service: StudyService) -> None:
     config = service.config
     page = page_config(config, service.human, service.texts)
+    if config.reading_mode != "whole":
+        # Only then: a study of whole stories gets the page it always had.
+        page["reading_mode"] = config.reading_mode
     scripts = service.human.scripts
 
     @app.get("/")

@@ -19,6 +19,7 @@ from tracktale.schema.derive import (
 from tracktale.schema.records import (
     GENDERS,
     PARTICIPANT_STATUSES,
+    READING_MODES,
     SOURCES,
     TIMING_FLAGS,
     TRIAL_FLAGS,
@@ -26,11 +27,13 @@ from tracktale.schema.records import (
     ParticipantRecord,
     SurveyAnswers,
     TrialRecord,
+    WordRecord,
 )
 
 __all__ = [
     "GENDERS",
     "PARTICIPANT_STATUSES",
+    "READING_MODES",
     "SOURCES",
     "TIMING_FLAGS",
     "TRIAL_FLAGS",
@@ -40,6 +43,7 @@ __all__ = [
     "Problem",
     "SurveyAnswers",
     "TrialRecord",
+    "WordRecord",
     "build_record",
     "columns",
     "first_problem",

@@ -108,7 +108,7 @@ def _with_rules(hint: Any, rules: tuple[Any, ...]) -> Any:
     members = typing.get_args(core) if typing.get_origin(core) in _UNIONS else ()
     if type(None) in members and len(members) == 2:
         (value,) = [member for member in members if member is not type(None)]
-        return Annotated[value, *metadata, *rules] | None
+        return (Annotated[value, *metadata, *rules] if metadata or rules else value) | None
     return Annotated[core, *metadata, *rules] if metadata or rules else core
 
 

@@ -193,6 +193,64 @@ class TrialRecord:
         return record
 
 
+ReadingMode = Literal["self_paced", "maze"]
+READING_MODES: tuple[str, ...] = get_args(ReadingMode)
+"""How a story was read word by word: ``self_paced`` (a moving window, the space bar shows
+the next word or region) or ``maze`` (each word against a distractor, chosen by key)."""
+
+
+@dataclass(frozen=True)
+class WordRecord:
+    """One word (or region) of a trial read word by word: self-paced reading or Maze.
+
+    Sent by the browser with its trial's answer (``words``, a list in the trial's body) and
+    stored once per participant, trial and word, whatever the retries; exported as the
+    ``words`` table. A word the participant never reached (a Maze trial ended by an error)
+    has no record.
+
+    Attributes:
+        client_trial_id: The id of the trial whose story this word is part of.
+        participant_id: The study's pseudonymous participant id.
+        study_id: The study configuration's name.
+        source: One of :data:`SOURCES`.
+        item_id: The item whose story was read.
+        trial_index: Position of the trial within the session, from 0.
+        word_index: Position of the word (or, reading region by region, the region's first
+            word) in the story, from 0, counting words separated by white space.
+        region: The region the word belongs to, from 0 (in the narrative study, its sentence).
+        word: The word as shown (a region: its words joined by single spaces).
+        mode: One of :data:`READING_MODES`.
+        rt_ms: Self-paced: from the word's onset to the key press that replaced it. Maze: from
+            the onset of the pair to the (first, or with ``redo`` the correct) choice.
+        choice: Maze: the side chosen first (``left``/``right``); ``None`` in self-paced.
+        correct: Maze: whether the first choice was the real word; ``None`` in self-paced.
+        distractor: Maze: the word shown against it; ``None`` in self-paced.
+        errors: Maze with ``redo``: wrong choices before the right one; ``None`` otherwise.
+        received_at: When the server received the trial's answer (ISO 8601, UTC).
+    """
+
+    client_trial_id: Annotated[str, Stored(64)]
+    participant_id: str
+    study_id: str
+    source: Source
+    item_id: str
+    trial_index: Count
+    word_index: Annotated[Count, Sent(*number(maximum=10_000))]
+    region: Annotated[Count, Sent(*number(maximum=10_000))]
+    word: Annotated[str, FREE_TEXT, Sent(*text(max_length=400, blank=False))]
+    mode: Annotated[ReadingMode, Sent()]
+    rt_ms: Annotated[Milliseconds, Sent(*number(maximum=MAX_MS))]
+    choice: Annotated[Side | None, Sent()] = None
+    correct: Annotated[bool | None, Sent()] = None
+    distractor: Annotated[str | None, FREE_TEXT, Sent(*text(max_length=200, blank=False))] = None
+    errors: Annotated[Count | None, Sent(*number(maximum=10_000))] = None
+    received_at: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (a database or export row)."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+
 @dataclass(frozen=True)
 class ParticipantRecord:
     """One participant's session as the analysis sees it (exports hold one row each).

@@ -11,6 +11,8 @@ const SCRIPTS = [
   "../static/plugins/timed-choice.js",
   "../static/plugins/arithmetic-procedure.js",
   "../static/plugins/boxes-grid.js",
+  "../static/plugins/self-paced-reading.js",
+  "../static/plugins/maze.js",
 ];
 const HERE = new URL("../", import.meta.url);
 
