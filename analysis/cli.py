@@ -14,6 +14,7 @@ from tracktale.analysis.cli_options import (
     EXISTING,
     permutations_option,
 )
+from tracktale.analysis.data.exclusions import ACCURACY_RULES, AccuracyRule
 from tracktale.errors import TracktaleError
 from tracktale.experiment.export.summary import EXCLUSION_THRESHOLD
 from tracktale.schema.records import SOURCES
@@ -148,6 +149,15 @@ def analysis() -> None:
     help="Exclude a participant from a task below this accuracy on it.",
 )
 @click.option(
+    "--exclusion-rule",
+    type=click.Choice(ACCURACY_RULES),
+    default="paper",
+    show_default=True,
+    help="Accuracy rule: the paper's (below --min-accuracy on a task), or chance (below the "
+    "task's own chance level: 1/2 for a forced choice, 1 / the story's containers for open "
+    "recall; ours).",
+)
+@click.option(
     "--min-comprehension",
     type=click.FloatRange(0, 1),
     default=None,
@@ -243,6 +253,7 @@ def report(
     arithmetic_interval: str,
     calibrated: bool,
     min_accuracy: float,
+    exclusion_rule: AccuracyRule,
     min_comprehension: float | None,
     keep_incomplete: bool,
     keep_unconfirmed: bool,
@@ -273,6 +284,7 @@ def report(
         drop_timeouts=drop_timeouts,
         exclude_flagged=exclude_flagged,
         sources=sources or None,
+        accuracy_rule=exclusion_rule,
     )
     options = ReportOptions(
         rules=rules,

@@ -104,8 +104,23 @@ def run_main_job(options: RunOptions, say: Callable[[str], None] = print) -> Run
     report = _write_report(options, summary, say)
     summary.report_path = report.html_path
     summary.report_tables = report.html_path.parent / "tables"
-    summary.tables = report.tables()
+    summary.tables = _summary_tables(report.tables(), summary.report_tables)
     return summary
+
+
+def _summary_tables(shown: dict[str, pd.DataFrame], folder: Path) -> dict[str, pd.DataFrame]:
+    """The report's tables as :func:`print_summary` reads them.
+
+    The page shows the people-and-models table as a grid of percentages; the summary prints
+    it from the long table the report wrote beside it (one row per cell, with ``n``).
+    """
+    import pandas as pd
+
+    tables = dict(shown)
+    joint = folder / "humans_and_models.csv"
+    if joint.is_file():
+        tables["humans_and_models"] = pd.read_csv(joint)
+    return tables
 
 
 def generate_stimuli(seed: int, say: Callable[[str], None]) -> dict[str, Path]:

@@ -7,13 +7,16 @@ threshold on the filler questions does the same; (3) only ``main`` trials enter 
 (by default they stay, scored incorrect, as the study records them), and trials the study
 server flagged for their timing (:data:`tracktale.trial.TIMING_FLAGS`; by default they stay,
 as the paper had no such flags); (5) the paper's rule: a participant whose accuracy on a task
-is below ``min_accuracy`` is excluded from that task only.
+is below ``min_accuracy`` is excluded from that task only; or, with ``accuracy_rule="chance"``
+(ours), below that task's own chance level: the mean over the participant's trials of each
+trial's ``chance`` column (the probability of a right answer by guessing, which the paradigm
+puts on its rows: 1/2 for a forced choice of two).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from tracktale.errors import TracktaleError
 from tracktale.experiment.export.summary import EXCLUSION_THRESHOLD, RULED_TASKS, below_threshold
@@ -21,6 +24,9 @@ from tracktale.trial import TIMING_FLAGS
 
 if TYPE_CHECKING:
     import pandas as pd
+
+AccuracyRule = Literal["paper", "chance"]
+ACCURACY_RULES: tuple[AccuracyRule, ...] = ("paper", "chance")
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,9 @@ class ExclusionRules:
             :data:`~tracktale.trial.TIMING_FLAGS`; ``several_answers`` is a verdict on the
             answer, scored incorrect, and stays).
         sources: Keep only these sources (``online``, ``lab``, ``simulated``); ``None``: all.
+        accuracy_rule: ``paper`` (below ``min_accuracy`` on a task) or ``chance`` (below the
+            task's chance level over the participant's own trials, from the ``chance``
+            column; ``min_accuracy`` is then not used).
     """
 
     min_accuracy: float = EXCLUSION_THRESHOLD
@@ -50,6 +59,7 @@ class ExclusionRules:
     drop_timeouts: bool = False
     exclude_flagged: bool = False
     sources: tuple[str, ...] | None = None
+    accuracy_rule: AccuracyRule = "paper"
 
     def describe(self) -> list[str]:
         """The rules as sentences, for the report."""
@@ -76,7 +86,15 @@ class ExclusionRules:
                 + ", ".join(flag.replace("_", " ") for flag in TIMING_FLAGS)
                 + ")"
             )
-        lines.append(f"accuracy below {self.min_accuracy:.0%} on a task excludes from that task")
+        if self.accuracy_rule == "chance":
+            lines.append(
+                "accuracy below the task's chance level (the mean over the participant's trials "
+                "of 1 / the answers possible) excludes from that task"
+            )
+        else:
+            lines.append(
+                f"accuracy below {self.min_accuracy:.0%} on a task excludes from that task"
+            )
         return lines
 
     def to_dict(self) -> dict:
@@ -148,19 +166,41 @@ def apply_exclusions(
     flagged: dict[str, int] | None = None
     if rules.exclude_flagged:
         kept, flagged = _drop_flagged(kept, notes)
-    accuracy = kept.groupby(["agent", "task"])["correct"].mean()
-    low = accuracy[below_threshold(accuracy, rules.min_accuracy)]
-    for (participant, task), value in low.items():
-        log.append(
-            _entry(participant, task, "low_accuracy", f"accuracy {value:.1%} on the {task} task")
-        )
-    low_pairs = set(low.index)
+    low = _low_accuracy(kept, rules)
+    for (participant, task), (value, threshold) in low.items():
+        detail = f"accuracy {value:.1%} on the {task} task"
+        if rules.accuracy_rule == "chance":
+            detail += f", chance {threshold:.1%}"
+        log.append(_entry(participant, task, "low_accuracy", detail))
+    low_pairs = set(low)
     keep_mask = [(p, t) not in low_pairs for p, t in zip(kept["agent"], kept["task"], strict=True)]
     # A Series, not a list: an empty list would select no *columns* (and lose "task").
     kept = kept[pd.Series(keep_mask, index=kept.index, dtype=bool)]
     log_table = pd.DataFrame(log, columns=["participant", "task", "rule", "detail"])
     summary = _summary(trials, kept, log_table, tasks, flagged)
     return ExclusionResult(kept.reset_index(drop=True), log_table, summary, tuple(notes))
+
+
+def _low_accuracy(
+    kept: pd.DataFrame, rules: ExclusionRules
+) -> dict[tuple[str, str], tuple[float, float]]:
+    """(participant, task) -> (accuracy, threshold) for each pair the accuracy rule excludes."""
+    groups = kept.groupby(["agent", "task"])
+    accuracy = groups["correct"].mean()
+    if rules.accuracy_rule == "chance":
+        if "chance" not in kept.columns or kept["chance"].isna().any():
+            raise TracktaleError(
+                "the chance accuracy rule needs every trial's chance level (a `chance` column), "
+                "which this paradigm's rows do not give: use the paper's rule"
+            )
+        threshold = groups["chance"].mean()
+        low = accuracy < threshold
+    else:
+        threshold = accuracy * 0 + rules.min_accuracy
+        low = below_threshold(accuracy, rules.min_accuracy)
+    return {
+        (p, t): (float(accuracy[(p, t)]), float(threshold[(p, t)])) for p, t in accuracy[low].index
+    }
 
 
 def _entry(participant: str, task: str, rule: str, detail: str) -> dict:

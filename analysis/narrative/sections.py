@@ -16,6 +16,7 @@ from tracktale.analysis.data.exclusions import apply_exclusions
 from tracktale.analysis.narrative import casestudies, figures
 from tracktale.analysis.narrative.answers import SIDE_BY_SIDE_RULE
 from tracktale.analysis.narrative.human_inference import human_inference
+from tracktale.analysis.narrative.sensitivity import sensitivity_table, with_chance
 from tracktale.analysis.report.build import ReportContext, SectionResult
 from tracktale.analysis.report.style import SavedFigure
 from tracktale.analysis.report.tables import SavedTable, save_table
@@ -44,7 +45,8 @@ def human_section(context: ReportContext) -> SectionResult | None:
         section.html = "<p>No human data was given.</p>"
         _add_figure(section, figure)
         return section
-    excluded = apply_exclusions(context.human, context.participants, options.rules)
+    human = with_chance(context.human)
+    excluded = apply_exclusions(human, context.participants, options.rules)
     analysed = excluded.trials
     context.shared["human_analysed"] = analysed
     context.shared["exclusions_summary"] = excluded.summary
@@ -101,6 +103,10 @@ def human_section(context: ReportContext) -> SectionResult | None:
     section.fits.update(inference.fits)
     context.shared.update(inference.fits)
     context.shared["inference_method"] = inference.method
+    sensitivity = sensitivity_table(human, context.participants, options.rules, options)
+    if not sensitivity.empty:
+        title = "Sensitivity: the estimates under other exclusion and timeout rules"
+        section.tables.append(save_table(sensitivity, tables, "sensitivity_exclusions", title))
     figure = figures.humans_vs_reference(
         analysed, context.models, context.figures_dir, options.value, cluster=cluster
     )

@@ -2,6 +2,7 @@ import pandas as pd
 import pytest
 
 from tracktale.analysis.data.exclusions import ExclusionRules, apply_exclusions
+from tracktale.errors import TracktaleError
 
 
 def _trials(accuracies):
@@ -138,3 +139,27 @@ def test_trials_flagged_for_their_timing_can_be_excluded_by_rule_and_are_counted
     assert any("flagged for their timing" in line for line in rules.describe())
     without = apply_exclusions(TRIALS, PARTICIPANTS, rules)  # data without a flags column
     assert "no server flags" in without.notes[-1]
+
+
+def test_the_chance_rule_holds_each_task_to_its_own_chance_level():
+    # Open recall among 3 containers: chance 1/3, so 40% stays; the forced choice: 1/2.
+    trials = TRIALS.assign(chance=TRIALS["task"].map({"explicit": 1 / 3, "implicit": 0.5}))
+    rules = ExclusionRules(accuracy_rule="chance")
+    result = apply_exclusions(trials, PARTICIPANTS, rules)
+    kept = result.trials.groupby("task")["agent"].unique().map(set)
+    assert kept["explicit"] == {"good", "low_explicit", "half", "skimmer"}
+    harder = trials.assign(chance=trials["chance"].where(trials["task"] != "implicit", 0.85))
+    result = apply_exclusions(harder, PARTICIPANTS, rules)
+    low = result.log[result.log["rule"] == "low_accuracy"]
+    assert set(zip(low["participant"], low["task"], strict=True)) == {
+        ("low_explicit", "implicit"),
+        ("half", "implicit"),
+        ("skimmer", "implicit"),
+    }
+    assert "chance 85.0%" in low["detail"].iloc[0]
+    assert any("chance level" in line for line in rules.describe())
+
+
+def test_the_chance_rule_needs_the_chance_of_every_trial():
+    with pytest.raises(TracktaleError, match="chance accuracy rule needs every trial's chance"):
+        apply_exclusions(TRIALS, PARTICIPANTS, ExclusionRules(accuracy_rule="chance"))

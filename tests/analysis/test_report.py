@@ -92,6 +92,12 @@ def test_the_report_from_simulated_people_and_a_results_file(report):
     assert "Effects in percentage points, averaged over participants and items" in page
     explicit = points.loc[("C1 to C4", "explicit")]
     assert explicit["low"] < explicit["points"] < explicit["high"] < 0  # the paper's drop
+    sensitivity = pd.read_csv(out / "tables" / "sensitivity_exclusions.csv")
+    variants = ["as analysed", "no accuracy exclusion", "chance-level rule", "timeouts dropped"]
+    assert list(sensitivity["variant"].unique()) == variants
+    counts = sensitivity.drop_duplicates("variant").set_index("variant")["explicit_analysed"]
+    assert counts["no accuracy exclusion"] >= counts["as analysed"]
+    assert set(sensitivity["term"]) >= {"complexity_c", "complexity_c:task_s", "recency_c"}
     lead = pd.read_csv(out / "tables" / "inference_model1.csv")
     assert set(lead["method"]) == {"glm-2way"}
     # Complexity is also tested by item permutation: its p beside model 1's own, a table, a line.

@@ -173,9 +173,12 @@ def test_a_boxes_and_an_arithmetic_item_generate_parse_and_score(scorer):
 
 
 def test_the_main_job_puts_the_model_beside_the_people(default_model_here, tmp_path):
-    import pandas as pd
+    import io
 
-    from tracktale.app.pipeline import RunOptions, run_main_job
+    import pandas as pd
+    from rich.console import Console
+
+    from tracktale.app.pipeline import RunOptions, print_summary, run_main_job
     from tracktale.models.store import read_results
 
     lines = []
@@ -207,3 +210,8 @@ def test_the_main_job_puts_the_model_beside_the_people(default_model_here, tmp_p
     page = summary.report_path.read_text()
     assert gguf.DEFAULT_SHA256 in page and "SmolLM2 135M Instruct (Q4_1)" in page
     assert any("33 of 1650 items" in line for line in lines)
+    # The summary the CLI prints after the job (it once failed here on the grid the page shows).
+    out = io.StringIO()
+    print_summary(summary, Console(file=out, width=80, highlight=False, color_system=None))
+    assert "Explicit task: accuracy by complexity" in out.getvalue()
+    assert "SmolLM2 135M Instruct (Q4_1)" in out.getvalue()
