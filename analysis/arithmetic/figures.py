@@ -59,6 +59,13 @@ def _save(figure: Any, folder: Path, name: str, caption: str) -> SavedFigure:
     return save_figure(figure, folder, name, caption)
 
 
+def _wrapped(text: str, width_inches: float) -> str:
+    """``text`` broken into lines that fit ``width_inches`` at the title's 10 points."""
+    import textwrap
+
+    return textwrap.fill(text, max(20, int(width_inches * 11)))
+
+
 def _percent_axis(axes: Any, label: str = "FAA (%)") -> None:
     axes.set_ylim(-2, 102)
     axes.set_ylabel(label)
@@ -297,8 +304,9 @@ def plot_heatmap(
     if wide.empty or not levels:
         return None
     values = wide[levels].to_numpy(dtype=float)
+    width = 1.2 + 0.9 * len(levels)
     with styled():
-        figure, axes = _figure(width=1.2 + 0.9 * len(levels), height=1.0 + 0.35 * len(wide) + 0.6)
+        figure, axes = _figure(width=width, height=1.0 + 0.35 * len(wide) + 0.6)
         ax = axes[0][0]
         image = ax.imshow(values, cmap="cividis", vmin=0, vmax=100, aspect="auto")
         ticks = [_level_label(label, str(level)).removeprefix("look-back ") for level in levels]
@@ -310,7 +318,8 @@ def plot_heatmap(
             ax.text(column, row, f"{value:.0f}", ha="center", va="center", color=colour, size=7)
         ax.set_xlabel(FACTOR_TITLES.get(label, label))
         figure.colorbar(image, ax=ax, label="FAA (%)")
-        ax.set_title(title, fontsize=10)
+        # The map may be narrower than its title: wrapped, never cut at the figure's edge.
+        figure.suptitle(_wrapped(title, width), fontsize=10)
         caption = f"The paper's {title} (%, over all steps; {IN_WORDS})"
         return _save(figure, folder, name, caption)
 
