@@ -20,12 +20,13 @@ def capture(monkeypatch, module, name: str) -> list:
     original = getattr(module, name)
     kept: list = []
 
-    def saving(figure, *args, **kwargs):
+    def saving(figure, folder, name, *args, **kwargs):
+        figure._saved_as = name  # the file stem, for tests that look for one figure
         kept.append(figure)
         with warnings.catch_warnings():
             # "constrained_layout not applied", "axes sizes collapsed to zero": layout failures.
             warnings.simplefilter("error")
-            return original(figure, *args, **kwargs)
+            return original(figure, folder, name, *args, **kwargs)
 
     monkeypatch.setattr(module, name, saving)
     return kept
