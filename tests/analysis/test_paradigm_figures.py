@@ -63,14 +63,24 @@ def test_boxes_long_form_tables_are_linked_not_printed(boxes_run):
         assert not shown[long_form], long_form
 
 
-def test_arithmetic_figures_lay_out_and_read_well(monkeypatch, tmp_path):
+def _many_long_named_models() -> pd.DataFrame:
+    """Sixteen models with long names (the layouts that broke: legends, heatmaps, slanted ids)."""
+    results = arithmetic_results()
+    long_name = results["model_id"].str.replace("org/", "some-organization/a-long-model-name-")
+    return pd.concat([results.assign(model_id=long_name + str(copy)) for copy in range(8)])
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["two-models", "sixteen-long-names"])
+def test_arithmetic_figures_lay_out_and_read_well(many, monkeypatch, tmp_path):
     kept = capture(monkeypatch, arithmetic_figures, "save_figure")
+    results = _many_long_named_models() if many else arithmetic_results()
     outputs = arithmetic_outputs(
-        arithmetic_results(), arithmetic_set(), tmp_path, options=ArithmeticOptions(n_boot=50)
+        results, arithmetic_set(), tmp_path, options=ArithmeticOptions(n_boot=20)
     )
     assert len(kept) >= 10
     for figure in kept:
-        assert problems(figure, forbidden=["org/good", "org/silent"]) == []
+        found = problems(figure, forbidden=["org/good", "org/silent", "some-organization/"])
+        assert found == [], figure._saved_as
     shown = {table.name: table.shown for table in outputs.tables}
     assert shown["arithmetic_table3_accuracy"]
     assert not shown["arithmetic_faa_by_factor_and_horizon"]
