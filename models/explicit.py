@@ -55,7 +55,7 @@ def _request(item: Item, scorer: Scorer, options: TaskOptions) -> tuple[Generati
     request = GenerationRequest(
         prompt=item.prompt or "",
         messages=tuple(item.messages or ()) if chat else None,
-        max_new_tokens=generation_budget(options, item, paradigm.max_new_tokens),
+        max_new_tokens=generation_budget(options, item, paradigm.item_budget(item)),
         stop=tuple(paradigm.stop_sequences),
     )
     return request, "chat" if chat else "plain"
@@ -226,7 +226,10 @@ def _generation_columns(generation: Generation) -> dict[str, Any]:
 
 
 def generation_budget(options: TaskOptions, item: Item, paradigm_default: int) -> int:
-    """The run's --max-new-tokens, else the item's own budget, else the paradigm's default."""
+    """The run's --max-new-tokens, else the item's own budget, else the paradigm's default.
+
+    ``paradigm_default`` is the paradigm's budget for this item (its ``item_budget``).
+    """
     if options.max_new_tokens is not None:
         return options.max_new_tokens
     own = item.meta.get("max_new_tokens")

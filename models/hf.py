@@ -34,13 +34,13 @@ from tracktale.models import (
     hf_generate,
     memory,
     packing,
+    progress,
     sampling,
     word_boundaries,
 )
 from tracktale.models.devices import format_max_memory, parse_max_memory
 from tracktale.models.hub import ResolvedModel, resolve_model
 from tracktale.models.packing import Path
-from tracktale.models.progress import batch_done
 from tracktale.models.tokens import (
     TextEncoder,
     cut_at_stop,
@@ -405,7 +405,8 @@ class HFScorer(Scorer):
             size = self._batch_for(kind, lengths[order[cursor]])
             batch = order[cursor : cursor + size]
             try:
-                outputs = run(batch)
+                with progress.in_batch(cursor, len(batch), len(order)):
+                    outputs = run(batch)
             except Exception as error:  # noqa: BLE001 - only out-of-memory is handled
                 if not is_out_of_memory(error):
                     raise
@@ -414,7 +415,7 @@ class HFScorer(Scorer):
             for index, output in zip(batch, outputs, strict=True):
                 results[index] = output
             cursor += len(batch)
-            batch_done(cursor, len(order))  # the progress bar moves per batch
+            progress.batch_done(cursor, len(order))  # the progress bar moves per batch
         return results
 
     def _batch_for(self, kind: str, length: int) -> int:

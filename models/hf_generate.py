@@ -11,6 +11,8 @@ What a loop of ``model.generate()`` calls does again for every prompt is done on
 - **Logits only at the last position**, and only the rows' last states go through the head.
 - **Stop early.** A row stops at a stop token, its own budget or a stop string
   (``finished``); the batch stops as soon as every row has.
+- **Say how far it is.** Every :data:`TOKEN_BLOCK` tokens the batch reports the share of its
+  budget used (:mod:`tracktale.models.progress`): a long generation moves the bar as it goes.
 
 The next token is chosen by ``pick`` (greedy by default): a sampling option plugs in there.
 """
@@ -23,8 +25,11 @@ from typing import Any
 
 import torch
 
-from tracktale.models import packing
+from tracktale.models import packing, progress
 from tracktale.models.hf_forward import ForwardModel, to_device, tree_inputs
+
+TOKEN_BLOCK = 32
+"""Generated tokens between two progress reports of a batch (:func:`progress.batch_share`)."""
 
 Pick = Callable[[torch.Tensor], torch.Tensor]
 """Chooses each row's next token from float32 logits (``rows x vocabulary`` -> ``rows``)."""
@@ -203,6 +208,9 @@ def decode(
                     done[row] = finished is not None and finished(row, generated[row])
         if all(done) or step == max_new_tokens - 1:
             break
+        if (step + 1) % TOKEN_BLOCK == 0:
+            # A long generation moves the bar per block of tokens, not only when it ends.
+            progress.batch_share((step + 1) / max_new_tokens)
         length += 1
         states, cache = forward.run(tokens[:, None], mask[:, :length], next_positions, cache)
         last = states[:, -1]

@@ -4,7 +4,9 @@
 revision) or the main pipeline can call directly. Before loading anything it reads the store and
 plans what is missing; a revision with nothing missing is never loaded. Each revision's model is
 loaded once and scores every task. Results are written as a shard after every chunk of items, so
-an interrupted run loses at most one chunk and the next run scores only what is missing.
+an interrupted run loses at most one chunk and the next run scores only what is missing; a
+generating task (the explicit one) writes one per batch, since a batch of long generations may
+take minutes.
 
 A store keeps one row per (model, revision, item, task), so a run whose settings would change
 existing scores (dtype, BOS policy, prompt format, generation budget) refuses to mix them into
@@ -58,7 +60,8 @@ class ScoringJob:
         item_ids: Score only these items (``None``: every item of the chosen roles); the main
             job's documented subset of the model protocol.
         rescore: Score every planned row again, replacing the stored ones.
-        chunk_size: Items per written shard; ``None``: eight batches.
+        chunk_size: Items per written shard; ``None``: eight batches (one batch for a
+            generating task).
         backend_options: The backend's own options (``max_memory`` for ``hf``, ``base_url``
             and ``concurrency`` for ``openai``, see
             :data:`~tracktale.models.registry.BACKEND_OPTIONS`).
@@ -90,6 +93,8 @@ class ScoringJob:
 
 CHUNK_BATCHES = 16
 """With an automatic batch size, a written chunk holds ``8 * CHUNK_BATCHES`` items."""
+GENERATION_CHUNK = 16
+"""With an automatic batch size, a generating task writes a chunk every 16 items."""
 
 
 class Reporter:
@@ -247,10 +252,10 @@ def _scorer(job: ScoringJob, revision, batch_size: int | None, reporter, scorers
 
 def _score_plan(job, sha256, scorer, plan: RevisionPlan, reporter: Reporter) -> dict[str, int]:
     writer = store.ShardWriter(job.out)
-    chunk_size = job.chunk_size or max(8, 8 * (job.batch_size or CHUNK_BATCHES))
     done = dict.fromkeys(plan.todo, 0)
     for task, items in plan.todo.items():
         reporter.describe(f"{_where(job.model_id, plan.revision)} {task}")
+        chunk_size = _chunk_size(job, task, scorer)
         for start in range(0, len(items), chunk_size):
             chunk = items[start : start + chunk_size]
             with progress.watching(_within_chunk(reporter, len(chunk))):
@@ -263,6 +268,20 @@ def _score_plan(job, sha256, scorer, plan: RevisionPlan, reporter: Reporter) -> 
     # An interrupted run leaves its shards as they are: each is whole, and reading merges them.
     writer.merge()
     return done
+
+
+def _chunk_size(job: ScoringJob, task: str, scorer: Any) -> int:
+    """Items per written shard: the job's, else one batch for a generating task, else eight.
+
+    A generation may run to thousands of tokens (minutes per batch on a CPU), so a generating
+    task writes every batch as it ends: an interrupted run keeps all but the batch it was in.
+    """
+    if job.chunk_size:
+        return job.chunk_size
+    batch = job.batch_size or getattr(scorer, "batch_size", None)
+    if "max_new_tokens" in field_names(get_task(task).result):
+        return batch or GENERATION_CHUNK
+    return max(8, 8 * (batch or CHUNK_BATCHES))
 
 
 def _within_chunk(reporter: Reporter, size: int) -> Callable[[float], None]:
@@ -418,17 +437,16 @@ def _check_settings(job, rows, revision, task, candidates: list[Item]) -> None:
         from tracktale.stimuli.registry import get_paradigm
 
         by_id = {item.item_id: item for item in candidates}
-        defaults: dict[str, int] = {}
         stored_budgets = rows["max_new_tokens"].tolist()
         for item_id, stored_budget in zip(rows["item_id"].tolist(), stored_budgets, strict=True):
             if pd.isna(stored_budget):
                 continue
             item = by_id[item_id]
-            if item.paradigm not in defaults:
-                defaults[item.paradigm] = get_paradigm(item.paradigm).max_new_tokens
             # The same budget the task gives it: the run's, else the item's own, else the
-            # paradigm's.
-            budget = generation_budget(job.options, item, defaults[item.paradigm])
+            # paradigm's for this item.
+            budget = generation_budget(
+                job.options, item, get_paradigm(item.paradigm).item_budget(item)
+            )
             if stored_budget != budget:
                 _refuse(job, revision, task, "max_new_tokens", stored_budget, budget)
 

@@ -120,7 +120,8 @@ class Paradigm(abc.ABC):
     """Protocol presets: each maps every option to its default under that protocol."""
     max_new_tokens: int = 16
     """Default generation budget for the explicit task (models may override it per run); an
-    item may carry its own, smaller one as ``meta["max_new_tokens"]``."""
+    item may carry its own, smaller one as ``meta["max_new_tokens"]``, or the paradigm may size
+    it per item (:meth:`item_budget`)."""
     stop_sequences: tuple[str, ...] = ()
     """Strings that end a generated answer (the text from the first one on is cut off)."""
     judgement: ClassVar[type[Judgement]] = Judgement
@@ -171,6 +172,14 @@ class Paradigm(abc.ABC):
     @abc.abstractmethod
     def verify(self, item: Item) -> list[str]:
         """Re-check a stored item against the simulator; return the problems found (none: [])."""
+
+    def item_budget(self, item: Item) -> int:
+        """The explicit task's default budget for one item (``--max-new-tokens`` overrides it).
+
+        The paradigm's :attr:`max_new_tokens`; a paradigm whose answers grow with the item
+        (an arithmetic trace with its steps) gives each item the room its answer needs.
+        """
+        return self.max_new_tokens
 
     @abc.abstractmethod
     def design_cell(self, item: Item) -> str:

@@ -132,13 +132,11 @@ def small_report() -> Iterator[None]:
     tests/analysis/test_figures.py and test_report.py's section test, the bootstrap in
     test_stats_and_catalog.py, the permutation tests in test_permutation.py.
     """
-    from tracktale.analysis.boxes import figures as boxes_figures
     from tracktale.analysis.report import style
     from tracktale.analysis.stats import proportions
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(style, "FORMATS", ("png",))
-        patch.setattr(boxes_figures, "FORMATS", ("png",))
         patch.setattr(proportions, "BOOTSTRAP_RESAMPLES", SMALL_RESAMPLES)
         yield
 

@@ -180,6 +180,18 @@ TITLES = {
 """Each table's caption in the report (and in its LaTeX file); heatmaps' are made per factor."""
 
 
+LONG_FORM = frozenset(
+    {
+        "arithmetic_fig2_faa_by_horizon",
+        "arithmetic_faa_by_factor_and_horizon",
+        "arithmetic_expected_magnitude",
+        "arithmetic_references_by_dataset",
+    }
+)
+"""Tables the page links without printing their rows: the data of figures (and the check per
+dataset), summarized by Table 3, the factor table and the figures drawn from them."""
+
+
 def _tables(outputs: Outputs, rows, stimulus_set, folder: Path, options: ArithmeticOptions) -> None:
     """The paper's Tables 1-4."""
     import pandas as pd
@@ -221,7 +233,8 @@ def _write(
 ) -> None:
     """Write ``table`` (CSV, and LaTeX where asked) and record it with its caption."""
     title = title or TITLES[stem]
-    outputs.table(table, write_table(table, folder / stem, latex=latex, title=title), title)
+    paths = write_table(table, folder / stem, latex=latex, title=title)
+    outputs.table(table, paths, title, shown=stem not in LONG_FORM)
 
 
 def _figures(outputs: Outputs, rows, folder: Path, options: ArithmeticOptions) -> None:

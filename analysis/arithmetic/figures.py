@@ -59,6 +59,36 @@ def _save(figure: Any, folder: Path, name: str, caption: str) -> SavedFigure:
     return save_figure(figure, folder, name, caption)
 
 
+def _model_figure(labels: Sequence[str]) -> tuple[Any, Any]:
+    """One panel with room on its right for a legend of ``labels`` (never over the lines)."""
+    columns = 2 if len(labels) > 12 else 1
+    longest = max((len(label) for label in labels), default=0)
+    # About 0.06 inch a character at the legend's 6.5 points, and the marker beside it.
+    legend = columns * (0.06 * longest + 0.5)
+    figure, axes = _figure(width=4.4 + legend)
+    return figure, axes[0][0]
+
+
+def _model_legend(figure: Any, ax: Any, labels: Sequence[str]) -> None:
+    """The legend of ``ax``'s series to the right of the panel."""
+    handles, names = ax.get_legend_handles_labels()
+    columns = 2 if len(labels) > 12 else 1
+    figure.legend(handles, names, loc="outside right upper", fontsize=6.5, ncols=columns)
+
+
+def _slanted_height(labels: Sequence[str]) -> float:
+    """A panel's height with room for ``labels`` slanted at 45 degrees below it."""
+    # About 0.065 inch a character at 9 points, times sin 45 degrees.
+    return max(3.6, 2.6 + 0.046 * max((len(label) for label in labels), default=0))
+
+
+def _wrapped(text: str, width_inches: float) -> str:
+    """``text`` broken into lines that fit ``width_inches`` at the title's 10 points."""
+    import textwrap
+
+    return textwrap.fill(text, max(20, int(width_inches * 11)))
+
+
 def _percent_axis(axes: Any, label: str = "FAA (%)") -> None:
     axes.set_ylim(-2, 102)
     axes.set_ylabel(label)
@@ -91,9 +121,9 @@ def _level_label(factor: str, level: str) -> str:
 
 def plot_faa_by_horizon(table: pd.DataFrame, folder: Path) -> SavedFigure:
     """Figure 2: FAA against the number of steps, one line per model with its 95% band."""
+    labels = [short_label(model) for model in sorted(set(table["model"]))]
     with styled():
-        figure, axes = _figure()
-        ax = axes[0][0]
+        figure, ax = _model_figure(labels)
         for index, (model, series) in enumerate(table.groupby("model", sort=True)):
             style = _style(index)
             ax.plot(series["horizon"], series["faa"], marker="o", label=short_label(model), **style)
@@ -105,7 +135,7 @@ def plot_faa_by_horizon(table: pd.DataFrame, folder: Path) -> SavedFigure:
         _step_axis(ax)
         _percent_axis(ax)
         ax.set_title("FAA by procedure length")
-        ax.legend(fontsize=6.5, ncol=2 if table["model"].nunique() > 6 else 1)
+        _model_legend(figure, ax, labels)
         caption = (
             "The paper's Figure 2: first-answer accuracy (FAA) against the number of steps, "
             "per model, with 95% intervals"
@@ -118,7 +148,8 @@ def plot_faa_vs_caa(accuracy: pd.DataFrame, folder: Path) -> SavedFigure:
     import numpy as np
 
     with styled():
-        figure, axes = _figure(width=max(4.0, 0.55 * len(accuracy) + 2))
+        height = _slanted_height(list(accuracy["label"]))
+        figure, axes = _figure(width=max(4.0, 0.55 * len(accuracy) + 2), height=height)
         ax = axes[0][0]
         x = np.arange(len(accuracy))
         ax.bar(x - 0.2, accuracy["faa"], 0.4, label="FAA", color=OKABE_ITO[0])
@@ -211,7 +242,8 @@ def plot_answer_positions(rows: pd.DataFrame, folder: Path) -> SavedFigure:
 
     models = sorted(set(rows["model"]))
     with styled():
-        figure, axes = _figure(width=max(4.0, 0.55 * len(models) + 2))
+        height = _slanted_height([short_label(m) for m in models])
+        figure, axes = _figure(width=max(4.0, 0.55 * len(models) + 2), height=height)
         ax = axes[0][0]
         for x, model in enumerate(models):
             values = pd.to_numeric(
@@ -224,8 +256,10 @@ def plot_answer_positions(rows: pd.DataFrame, folder: Path) -> SavedFigure:
             ax.bar(x, q3 - q1, bottom=q1, width=0.5, color=OKABE_ITO[5], edgecolor="0.2")
             ax.hlines(median, x - 0.25, x + 0.25, color=OKABE_ITO[1], linewidth=2)
             ax.plot(x, values.mean(), "o", color="0.1", markersize=4)
-        ax.set_xticks(range(len(models)), [short_label(m) for m in models])
-        ax.tick_params(axis="x", rotation=45)
+        ax.set_xticks(
+            range(len(models)), [short_label(m) for m in models], rotation=45, ha="right",
+            rotation_mode="anchor",
+        )  # fmt: skip
         ax.set_xlim(-0.6, len(models) - 0.4)
         ax.set_ylim(-2, 102)
         ax.set_ylabel("answer position (% of the output)")
@@ -272,7 +306,7 @@ def plot_magnitudes(
                     label="correct" if correct else "incorrect",
                 )  # fmt: skip
             label = short_label(level) if by == "model" else _level_label(by, str(level))
-            ax.set_title(label, fontsize=9)
+            ax.set_title(_wrapped(label, 3.0), fontsize=9)
             ax.set_xlabel("steps")
             _step_axis(ax)
         axes[0][0].set_ylabel("log10 median |expected output|")
@@ -297,20 +331,25 @@ def plot_heatmap(
     if wide.empty or not levels:
         return None
     values = wide[levels].to_numpy(dtype=float)
+    names = [short_label(m) for m in wide["model"]]
+    # The model names beside the map (about 0.065 inch a character at 9 points), the cells and
+    # the colour bar: a map of one level with long names would otherwise collapse.
+    width = 1.2 + 0.065 * max(len(name) for name in names) + 0.9 * len(levels)
     with styled():
-        figure, axes = _figure(width=1.2 + 0.9 * len(levels), height=1.0 + 0.35 * len(wide) + 0.6)
+        figure, axes = _figure(width=width, height=1.0 + 0.35 * len(wide) + 0.6)
         ax = axes[0][0]
         image = ax.imshow(values, cmap="cividis", vmin=0, vmax=100, aspect="auto")
         ticks = [_level_label(label, str(level)).removeprefix("look-back ") for level in levels]
         ax.set_xticks(range(len(levels)), ticks)
-        ax.set_yticks(range(len(wide)), [short_label(m) for m in wide["model"]])
+        ax.set_yticks(range(len(wide)), names)
         ax.grid(False)
         for (row, column), value in _cells(values):
             colour = "white" if value < 50 else "black"
             ax.text(column, row, f"{value:.0f}", ha="center", va="center", color=colour, size=7)
         ax.set_xlabel(FACTOR_TITLES.get(label, label))
         figure.colorbar(image, ax=ax, label="FAA (%)")
-        ax.set_title(title, fontsize=10)
+        # The map may be narrower than its title: wrapped, never cut at the figure's edge.
+        figure.suptitle(_wrapped(title, width), fontsize=10)
         caption = f"The paper's {title} (%, over all steps; {IN_WORDS})"
         return _save(figure, folder, name, caption)
 
@@ -324,9 +363,9 @@ def _cells(values: Any):
 
 def plot_par_by_horizon(table: pd.DataFrame, folder: Path) -> SavedFigure:
     """Figure 19: the parseable-answer rate against the number of steps, per model."""
+    labels = [short_label(model) for model in sorted(set(table["model"]))]
     with styled():
-        figure, axes = _figure()
-        ax = axes[0][0]
+        figure, ax = _model_figure(labels)
         for index, (model, series) in enumerate(table.groupby("model", sort=True)):
             ax.plot(
                 series["horizon"], series["par"], marker="o", label=short_label(model),
@@ -336,7 +375,7 @@ def plot_par_by_horizon(table: pd.DataFrame, folder: Path) -> SavedFigure:
         _step_axis(ax)
         _percent_axis(ax, "PAR (%)")
         ax.set_title("Parseable answers by procedure length")
-        ax.legend(fontsize=6.5, ncol=2 if table["model"].nunique() > 6 else 1)
+        _model_legend(figure, ax, labels)
         caption = (
             "The paper's Figure 19: the parseable-answer rate (PAR) against the number of "
             "steps, per model"
@@ -346,9 +385,10 @@ def plot_par_by_horizon(table: pd.DataFrame, folder: Path) -> SavedFigure:
 
 def plot_people_vs_models(table: pd.DataFrame, folder: Path) -> SavedFigure:
     """FAA against steps: people (black, with participant-clustered error bars) and models."""
+    models = table[table["kind"] == "model"]
+    labels = ["people", *(short_label(model) for model in sorted(set(models["model"])))]
     with styled():
-        figure, axes = _figure()
-        ax = axes[0][0]
+        figure, ax = _model_figure(labels)
         people = table[table["kind"] == "human"]
         ax.errorbar(
             people["horizon"],
@@ -360,7 +400,6 @@ def plot_people_vs_models(table: pd.DataFrame, folder: Path) -> SavedFigure:
             linewidth=2,
             label="people",
         )
-        models = table[table["kind"] == "model"]
         for index, (model, series) in enumerate(models.groupby("model", sort=True)):
             style = _style(index)
             ax.plot(series["horizon"], series["faa"], marker="o", label=short_label(model), **style)
@@ -375,7 +414,7 @@ def plot_people_vs_models(table: pd.DataFrame, folder: Path) -> SavedFigure:
         _step_axis(ax)
         _percent_axis(ax)
         ax.set_title("FAA by procedure length: people and models")
-        ax.legend(fontsize=6.5)
+        _model_legend(figure, ax, labels)
         return _save(
             figure,
             folder,

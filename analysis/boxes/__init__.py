@@ -66,6 +66,10 @@ TITLES = {
     "transition_labels": "Every probed state's transition category, per instance and step",
 }
 """Each table's caption in the report and in its LaTeX file."""
+LONG_FORM = frozenset(
+    {"boxes_final_step", "boxes_probing", "boxes_transitions", "boxes_transition_labels"}
+)
+"""Tables the page links without printing their rows: Table 1 and the figures summarize them."""
 
 
 def boxes_outputs(
@@ -143,7 +147,7 @@ def _write(
     paths = [tables.write_csv(table, stem.with_suffix(".csv"))]
     if latex:
         paths.append(tables.write_latex(table, stem.with_suffix(".tex"), title))
-    outputs.table(table, paths, title)
+    outputs.table(table, paths, title, shown=stem.name not in LONG_FORM)
 
 
 boxes_section = written_paths(boxes_outputs)

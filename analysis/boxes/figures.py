@@ -1,7 +1,9 @@
 """Figures of the boxes analysis: probing curves (Figure 2) and transitions (Figure 4).
 
 Figures are drawn on :class:`matplotlib.figure.Figure` objects (no pyplot, no global backend)
-and written as PNG, PDF and SVG without creation dates, so equal data gives equal files.
+in the report's house style (:mod:`tracktale.analysis.report.style`) and written as PNG, PDF
+and SVG without creation dates, so equal data gives equal files. Legends sit outside the panels,
+never over the curves.
 """
 
 from __future__ import annotations
@@ -15,18 +17,14 @@ import pandas as pd
 
 from tracktale.analysis.boxes.scores import MODEL_KEYS, ROW_FACTORS
 from tracktale.analysis.boxes.transitions import (
-    CATEGORIES,
     CORRECT_OUTCOMES,
     NAMES,
     WRONG_OUTCOMES,
 )
-from tracktale.analysis.report.style import SavedFigure
+from tracktale.analysis.report.style import OKABE_ITO, SavedFigure, save_figure, styled
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-FORMATS = ("png", "pdf", "svg")
-_METADATA = {"png": {"Software": None}, "pdf": {"CreationDate": None}, "svg": {"Date": None}}
 
 
 def slug(*parts: object) -> str:
@@ -58,23 +56,6 @@ def _step_axis(ax: Any) -> None:
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
-def save(figure: Figure, base: Path, title: str) -> SavedFigure:
-    """Write ``figure`` as ``base.png``, ``base.pdf`` and ``base.svg``, captioned ``title``."""
-    import matplotlib
-
-    paths = {}
-    with matplotlib.rc_context({"svg.hashsalt": "tracktale", "pdf.compression": 6}):
-        for extension in FORMATS:
-            path = base.with_suffix(f".{extension}")
-            figure.savefig(path, dpi=150, metadata=_METADATA[extension])
-            paths[extension] = path
-    return SavedFigure(name=base.name, title=title, paths=paths)
-
-
-_COLORS = dict(zip(CATEGORIES, [f"C{i}" for i in range(len(CATEGORIES))], strict=True))
-"""One color per transition category, the same in every panel and figure."""
-
-
 def _describe(values: dict) -> str:
     parts = [f"{values['shots']}-shot", str(values["language"]), str(values["instruction"])]
     if values["distractors"] == "on":
@@ -96,106 +77,117 @@ def plot_probing(table: pd.DataFrame, out_dir: Path) -> list[SavedFigure]:
     Columns are shot counts; a line per condition, with its bootstrap interval as a band; the
     dotted vertical line marks where the demonstrations end.
     """
-    from matplotlib.figure import Figure
-
     saved: list[SavedFigure] = []
     factors = [name for name in ROW_FACTORS if name in table]
     for (model_id, revision), per_model in table.groupby(list(MODEL_KEYS), sort=True):
         shots = sorted(per_model["shots"].unique())
-        figure = Figure(figsize=(4.2 * len(shots), 6.4), layout="constrained")
-        axes = figure.subplots(2, len(shots), squeeze=False, sharey=True)
-        for column, shot in enumerate(shots):
-            per_shot = per_model[per_model["shots"] == shot]
-            for row, metric in enumerate(("step_em", "state_em")):
-                ax = axes[row][column]
-                for label, line in per_shot.groupby(
-                    per_shot.apply(_condition_label, axis=1, factors=factors), sort=False
-                ):
-                    line = line.sort_values("world_step")
-                    ax.plot(line["world_step"], line[metric], marker="o", label=label)
-                    ax.fill_between(
-                        line["world_step"],
-                        line[f"{metric}_low"],
-                        line[f"{metric}_high"],
-                        alpha=0.15,
-                    )
-                ax.axvline(shot - 0.5, color="purple", linestyle=":", linewidth=1)
-                ax.set_ylim(-0.02, 1.02)
-                ax.set_title(f"{shot}-shot: {'Step-EM' if metric == 'step_em' else 'State-EM'}")
-                ax.set_xlabel("step")
-                _step_axis(ax)
-        handles, labels = axes[0][0].get_legend_handles_labels()
-        figure.legend(
-            handles,
-            labels,
-            loc="outside lower center",
-            ncols=min(3, max(1, len(labels))),
-            fontsize="small",
-            title=", ".join(factors),
-            title_fontsize="small",
-        )
         label = model_label(model_id, revision)
-        _title(figure, f"Intermediate state probing: {label}", 4.2 * len(shots))
-        title = (
-            f"Intermediate state probing (as the paper's Figure 2), {label}: Step-EM and "
-            "State-EM at every probed step, per shot count and condition, with 95% bootstrap "
-            "bands; the dotted line marks the end of the demonstrations"
-        )
-        saved.append(save(figure, out_dir / f"boxes_probing_{slug(model_id, revision)}", title))
+        with styled():
+            figure = _probing_figure(per_model, shots, factors)
+            _title(figure, f"Intermediate state probing: {label}", 4.2 * len(shots))
+            title = (
+                f"Intermediate state probing (as the paper's Figure 2), {label}: Step-EM and "
+                "State-EM at every probed step, per shot count and condition, with 95% "
+                "bootstrap bands; the dotted line marks the end of the demonstrations"
+            )
+            name = f"boxes_probing_{slug(model_id, revision)}"
+            saved.append(save_figure(figure, out_dir, name, title))
     return saved
+
+
+def _probing_figure(per_model: pd.DataFrame, shots: list, factors: list[str]) -> Figure:
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(4.2 * len(shots), 6.4), layout="constrained")
+    axes = figure.subplots(2, len(shots), squeeze=False, sharey=True)
+    for column, shot in enumerate(shots):
+        per_shot = per_model[per_model["shots"] == shot]
+        lines = per_shot.groupby(
+            per_shot.apply(_condition_label, axis=1, factors=factors), sort=False
+        )
+        for row, metric in enumerate(("step_em", "state_em")):
+            ax = axes[row][column]
+            for index, (label, line) in enumerate(lines):
+                line = line.sort_values("world_step")
+                colour = OKABE_ITO[index % len(OKABE_ITO)]
+                ax.plot(line["world_step"], line[metric], marker="o", label=label, color=colour)
+                low, high = line[f"{metric}_low"], line[f"{metric}_high"]
+                ax.fill_between(line["world_step"], low, high, alpha=0.15, color=colour)
+            ax.axvline(shot - 0.5, color="0.4", linestyle=":", linewidth=1)
+            ax.set_ylim(-0.02, 1.02)
+            ax.set_title(f"{shot}-shot: {'Step-EM' if metric == 'step_em' else 'State-EM'}")
+            ax.set_xlabel("step")
+            _step_axis(ax)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    figure.legend(
+        handles,
+        labels,
+        loc="outside lower center",
+        ncols=min(3, max(1, len(labels))),
+        title=", ".join(factors),
+    )
+    return figure
 
 
 def plot_transitions(counts: pd.DataFrame, out_dir: Path) -> list[SavedFigure]:
     """Share of states in each transition category per step, one figure per model and condition.
 
     The left panel holds the transitions that end correct (CU, MC, HU-AC, VA), the right one
-    those that end wrong (NFU, HU-IO, DR, DW) and the unparsed states.
+    those that end wrong (NFU, HU-IO, DR, DW) and the unparsed states; each panel's legend
+    sits below it.
     """
-    from matplotlib.figure import Figure
-
     saved: list[SavedFigure] = []
     condition = [
         c for c in counts.columns if c not in ("step", "category", "count", "n_states", "share")
     ]
     for key, group in counts.groupby(condition, sort=True, dropna=False):
         values = dict(zip(condition, key, strict=True))
-        figure = Figure(figsize=(10, 4), layout="constrained")
-        axes = figure.subplots(1, 2, sharey=True)
-        panels = (CORRECT_OUTCOMES, (*WRONG_OUTCOMES, "NP", "NP-prev"))
-        for ax, categories, title in zip(axes, panels, ("ends correct", "ends wrong"), strict=True):
-            for category in categories:
-                line = group[group["category"] == category].sort_values("step")
-                ax.plot(
-                    line["step"],
-                    line["share"],
-                    ":" if category.startswith("NP") else "-",
-                    marker="o",
-                    color=_COLORS[category],
-                    label=f"{category}: {NAMES[category]}",
-                )
-            ax.set_title(title)
-            ax.set_xlabel("step")
-            _step_axis(ax)
-            ax.set_ylim(-0.02, 1.02)
-            ax.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.18), ncols=2)
-        axes[0].set_ylabel("share of states")
         label = model_label(values["model_id"], values["revision"])
-        _title(figure, f"Transitions between steps: {label}\n{_describe(values)}", 10)
-        name = slug(
-            f"{values['model_id']}@{values['revision']}"
-            if values["revision"]
-            else values["model_id"],
-            values["shots"],
-            values["language"],
-            values["instruction"],
-            values["distractors"],
-            values["prompt_format"],
-            values["initialization"],
-        )
-        title = (
-            f"Transitions between steps (the categories of the paper's Figure 3, plotted as in "
-            f"its Figure 4), {label}, {_describe(values)}: share of states per category and "
-            "step, those that end correct and those that end wrong"
-        )
-        saved.append(save(figure, out_dir / f"boxes_transitions_{name}", title))
+        with styled():
+            figure = _transitions_figure(group)
+            _title(figure, f"Transitions between steps: {label}\n{_describe(values)}", 10)
+            name = slug(
+                f"{values['model_id']}@{values['revision']}"
+                if values["revision"]
+                else values["model_id"],
+                values["shots"],
+                values["language"],
+                values["instruction"],
+                values["distractors"],
+                values["prompt_format"],
+                values["initialization"],
+            )
+            title = (
+                f"Transitions between steps (the categories of the paper's Figure 3, plotted as "
+                f"in its Figure 4), {label}, {_describe(values)}: share of states per category "
+                "and step, those that end correct and those that end wrong"
+            )
+            saved.append(save_figure(figure, out_dir, f"boxes_transitions_{name}", title))
     return saved
+
+
+def _transitions_figure(group: pd.DataFrame) -> Figure:
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(10, 4.6), layout="constrained")
+    axes = figure.subplots(1, 2, sharey=True)
+    panels = (CORRECT_OUTCOMES, (*WRONG_OUTCOMES, "NP", "NP-prev"))
+    for ax, categories, title in zip(axes, panels, ("ends correct", "ends wrong"), strict=True):
+        for index, category in enumerate(categories):
+            line = group[group["category"] == category].sort_values("step")
+            ax.plot(
+                line["step"],
+                line["share"],
+                ":" if category.startswith("NP") else "-",
+                marker="o",
+                # One colour per category: each category is drawn in one panel only.
+                color=OKABE_ITO[index % len(OKABE_ITO)],
+                label=f"{category}: {NAMES[category]}",
+            )
+        ax.set_title(title)
+        ax.set_xlabel("step")
+        _step_axis(ax)
+        ax.set_ylim(-0.02, 1.02)
+        ax.legend(fontsize="x-small", loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
+    axes[0].set_ylabel("share of states")
+    return figure

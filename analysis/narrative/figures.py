@@ -418,7 +418,8 @@ def manipulation_check(ratios: pd.DataFrame, folder: Path) -> SavedFigure | None
             err = [cell["log10_ratio"] - cell["ci_low"], cell["ci_high"] - cell["log10_ratio"]]
             colour = TEMPLATE_COLOURS.get(template, OKABE_ITO[4])
             ax.errorbar(
-                x + 0.15 * (position - 0.5),
+                # Templates side by side around each model, centred, whatever their number.
+                x + 0.15 * (position - (len(templates) - 1) / 2),
                 cell["log10_ratio"],
                 yerr=err,
                 fmt="o",
@@ -426,6 +427,7 @@ def manipulation_check(ratios: pd.DataFrame, folder: Path) -> SavedFigure | None
                 label=template,
             )
         ax.axhline(0, color="0.5", linewidth=0.8)
+        ax.set_xlim(-0.6, len(order) - 0.4)  # one model: its points near the middle, not the edges
         _model_ticks(ax, x, [labels[a] for a in order])
         ax.set_ylabel("log10 likelihood ratio vs standard")
         ax.set_title("Manipulation check: sequence log-probability", loc="left")

@@ -186,6 +186,10 @@ def _slug(agent: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "-", agent).strip("-").lower() or "model"
 
 
+DODGE = 0.1
+"""Distance, in complexity levels, between the series drawn around one level."""
+
+
 def case_study_figure(
     human: pd.DataFrame | None, rows: pd.DataFrame, folder: Path, value: str = "correct"
 ) -> SavedFigure | None:
@@ -195,14 +199,15 @@ def case_study_figure(
     agent, label = rows["agent"].iloc[0], rows["label"].iloc[0]
     templates = [t for t in TEMPLATE_COLOURS if t in set(rows["template"])]
     templates += sorted(set(rows["template"]) - set(templates))
+    # Every series gets its own place around each level (people first, then each template),
+    # so that no two error bars are drawn at the same x.
+    series = (["Participants"] if human is not None else []) + templates
+    shift = {name: (place - (len(series) - 1) / 2) * DODGE for place, name in enumerate(series)}
     with styled():
         figure = new_figure(2)
         for index, (ax, task) in enumerate(zip(figure.axes, TASKS, strict=True)):
             if human is not None:
-                people = human[human["task"] == task]
-                people = people.assign(correct_rule=correct_under(people, SIDE_BY_SIDE_RULE))
-                people = accuracy_table(people, ["complexity"], "correct_rule", cluster="agent")
-                _errorbar(ax, people, "complexity", color=HUMAN_COLOUR, label="Participants")
+                _people(ax, human[human["task"] == task], shift["Participants"])
             task_rows = rows[rows["task"] == task]
             task_rows = task_rows.assign(
                 correct_rule=correct_under(task_rows, SIDE_BY_SIDE_RULE, value)
@@ -212,9 +217,8 @@ def case_study_figure(
                 if cells.empty:
                     continue
                 table = accuracy_table(cells, ["complexity"], value="correct_rule")
-                # Templates side by side around each level, so their bars do not overlap.
-                shift = (position - (len(templates) - 1) / 2) * 0.08
-                table = table.assign(complexity=table["complexity"].astype(float) + shift)
+                moved = table["complexity"].astype(float) + shift[template]
+                table = table.assign(complexity=moved)
                 colour = TEMPLATE_COLOURS.get(template, OKABE_ITO[4 + position % 3])
                 style = {"color": colour, "linestyle": "--", "label": f"model: {template}"}
                 _errorbar(ax, table, "complexity", **style)
@@ -233,10 +237,19 @@ def case_study_figure(
             f"({RULE_WORDS[SIDE_BY_SIDE_RULE]}). Error bars: 95% intervals, a bootstrap over "
             "participants for the people and a Wilson interval over the model's items "
             f"({_items_per_point(rows)} per point) for the model, one dashed line per template "
-            "(drawn slightly apart). The dashed grey line at 50% in panel B is chance in the "
-            "implicit task (two continuations); panel A (open recall) has no chance level."
+            "(people and templates drawn slightly apart at each level). The dashed grey line "
+            "at 50% in panel B is chance in the implicit task (two continuations); panel A "
+            "(open recall) has no chance level."
         )
         return save_figure(figure, folder, f"case_study_{_slug(agent)}", caption)
+
+
+def _people(ax, trials: pd.DataFrame, shift: float) -> None:
+    """The participants' accuracy by complexity (one-answer rule), ``shift`` off each level."""
+    scored = trials.assign(correct_rule=correct_under(trials, SIDE_BY_SIDE_RULE))
+    people = accuracy_table(scored, ["complexity"], "correct_rule", cluster="agent")
+    people = people.assign(complexity=people["complexity"].astype(float) + shift)
+    _errorbar(ax, people, "complexity", color=HUMAN_COLOUR, label="Participants")
 
 
 def _items_per_point(rows: pd.DataFrame) -> str:

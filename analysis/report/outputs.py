@@ -36,18 +36,26 @@ class Outputs:
     written: list[Path] = field(default_factory=list)
     """Every file, in the order written."""
 
-    def table(self, table: pd.DataFrame, paths: Iterable[str | Path], title: str) -> list[Path]:
+    def table(
+        self,
+        table: pd.DataFrame,
+        paths: Iterable[str | Path],
+        title: str,
+        *,
+        shown: bool = True,
+    ) -> list[Path]:
         """Record ``table``, just written to ``paths`` (files of one stem); return the paths.
 
         Args:
             table: The data written.
             paths: Its files (``csv``, and ``tex`` where written).
             title: What it shows: the report's caption.
+            shown: Print its rows on the page (``False``: a long-form table, linked only).
         """
         files = [Path(path) for path in paths]
         by_format = {path.suffix.lstrip("."): path for path in files}
         self.tables.append(
-            SavedTable(name=files[0].stem, title=title, table=table, paths=by_format)
+            SavedTable(name=files[0].stem, title=title, table=table, paths=by_format, shown=shown)
         )
         self.written += files
         return files

@@ -73,7 +73,8 @@ def _figure_view(figure: SavedFigure, root: Path) -> dict[str, Any]:
 def _saved_table_view(table: SavedTable, root: Path) -> dict[str, Any]:
     return {
         "title": table.title,
-        "table": _table_view(table.table, MAX_ROWS),
+        # A long-form table is linked, not printed: the page says how many rows it holds.
+        "table": _table_view(table.table, MAX_ROWS if table.shown else 0),
         "links": _links(table.paths, root),
     }
 

@@ -35,12 +35,15 @@ class SavedTable:
         title: What it shows (the caption).
         table: The data.
         paths: ``{"csv": ..., "tex": ...}``.
+        shown: Whether the page prints its rows; a long-form table (the data of a figure,
+            one row per state) is linked with its row count instead.
     """
 
     name: str
     title: str
     table: pd.DataFrame
     paths: dict[str, Path]
+    shown: bool = True
 
 
 def latex_escape(text: str) -> str:

@@ -35,6 +35,11 @@ HORIZONS = tuple(range(5, 96, 10))
 """The paper's procedure lengths: 5, 15, ..., 95 steps."""
 PAPER_MAX_NEW_TOKENS = 32_768
 """The paper's generation limit (it reran at the model's full context when that was hit)."""
+TOKENS_PER_STEP = 40
+"""Generation budget per procedure step (ours): a step written out with its values, ``Step 7:
+S9 = S7 * S8 = 0.25 * 3.5 = 0.875``, takes 20-35 tokens with digits tokenized one by one."""
+ANSWER_ROOM = 128
+"""Generation budget beyond the steps (ours): a preamble and the ``<answer>`` line."""
 HUMAN_DATASETS = ("int_1-10_add_lb1", "int_1-10_sub_lb1", "int_1-10_add_lb3", "int_1-10_sub_lb3")
 """The human protocol's datasets (ours): the paper's integer [1, 10] inputs, addition and
 subtraction (a person can do them without a calculator), look-back 1 and 3."""
@@ -55,8 +60,10 @@ class ArithmeticParadigm(Paradigm):
     version = "2"
     description = "step-wise arithmetic procedures (55 datasets, 5-95 steps, look-back 1-7)"
     max_new_tokens = 4096
-    """Room for a 95-step trace with its values (about 2,000-3,000 tokens); the paper allowed
-    32,768 (:data:`PAPER_MAX_NEW_TOKENS`), which the scoring command's option can restore."""
+    """The most any item gets: room for a 95-step trace with its values (about 2,000-3,000
+    tokens); each item gets what its own trace needs (:meth:`item_budget`). The paper allowed
+    32,768 (:data:`PAPER_MAX_NEW_TOKENS`), which the scoring command's option and the shipped
+    plan ``arithmetic-table1`` restore."""
     judgement = ArithmeticJudgement
     options = (
         Option(
@@ -190,6 +197,16 @@ class ArithmeticParadigm(Paradigm):
         if item.paradigm != self.name:
             return [f"item belongs to paradigm {item.paradigm!r}, not {self.name!r}"]
         return verify_item(item)
+
+    def item_budget(self, item: Item) -> int:
+        """Room for the item's trace: ``TOKENS_PER_STEP`` a step and ``ANSWER_ROOM`` more.
+
+        A 5-step procedure gets 328 tokens, a 95-step one 3,928 (at most 4,096): a model that does
+        not stop no longer runs for thousands of tokens on a short procedure (ours; the paper
+        gave every item 32,768).
+        """
+        steps = int(item.condition.get("horizon", MAX_STEPS))
+        return min(self.max_new_tokens, ANSWER_ROOM + TOKENS_PER_STEP * steps)
 
     def design_cell(self, item: Item) -> str:
         """``main/h05/int_1-10_add_lb1``: the role, the horizon, then the dataset."""
