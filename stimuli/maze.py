@@ -169,7 +169,9 @@ def candidates(core: str, avoid: set[str], settings: MazeSettings) -> list[str]:
     matched = [
         (abs(frequency - zipf), abs(size - length), word)
         for word, size, frequency in _pool(settings.vocabulary)
-        if abs(size - length) <= settings.length_tolerance and word not in avoid
+        if abs(size - length) <= settings.length_tolerance
+        and word not in avoid
+        and word != core.lower()
     ]
     chosen = [word for _, _, word in sorted(matched)[: settings.n_candidates]]
     if core[:1].isupper():
