@@ -24,6 +24,7 @@ from tracktale.stimuli.maze import (
     check_distractors,
     make_distractors,
     read_distractors_csv,
+    read_word_list,
     write_distractors_csv,
 )
 from tracktale.stimulus_set import read_stimulus_set, write_stimulus_set
@@ -128,6 +129,13 @@ def _load(model: str, backend: str, dtype: str, device: str, batch_size: int | N
     show_default=True,
     help="How many of wordfreq's most frequent English words are candidates.",
 )
+@click.option(
+    "--exclude",
+    "exclude_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Words never to use as distractors, one a line (# comments).",
+)
 def maze_distractors(
     set_dir: Path,
     model: str,
@@ -142,6 +150,7 @@ def maze_distractors(
     length_tolerance: int,
     zipf_tolerance: float,
     vocabulary: int,
+    exclude_file: Path | None,
 ) -> None:
     """Choose an A-maze distractor for every word of a set's texts, into a CSV to review."""
     stimulus_set = read_stimulus_set(set_dir)
@@ -152,6 +161,7 @@ def maze_distractors(
         min_delta=min_delta,
         min_abs=min_abs,
         vocabulary=vocabulary,
+        exclude=frozenset() if exclude_file is None else read_word_list(exclude_file),
     )
     scorer = _load(model, backend, dtype, device, batch_size)
     rows = make_distractors(stimulus_set, scorer, settings)

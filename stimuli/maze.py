@@ -82,6 +82,7 @@ class MazeSettings:
             2020: 10).
         min_abs: Bits a distractor's surprisal must reach at least (Boyce et al. 2020: 25).
         vocabulary: How many of ``wordfreq``'s most frequent English words are candidates.
+        exclude: Words never used as distractors (lowercase; abbreviations, names, slurs, ...).
     """
 
     length_tolerance: int = 1
@@ -90,6 +91,7 @@ class MazeSettings:
     min_delta: float = 10.0
     min_abs: float = 25.0
     vocabulary: int = 50_000
+    exclude: frozenset[str] = frozenset()
 
     def target(self, word_surprisal: float) -> float:
         """The surprisal a distractor must reach against a word of ``word_surprisal`` bits."""
@@ -160,10 +162,10 @@ def _zipf(word: str) -> float:
 def candidates(core: str, avoid: set[str], settings: MazeSettings) -> list[str]:
     """The candidates for a word's core, best matched first.
 
-    Length-matched words of the pool, not in ``avoid`` (lowercase), ordered by closeness in
-    Zipf frequency, then in length, then alphabetically; those within ``zipf_tolerance`` come
-    first, and the window widens (the next closest) only to fill ``n_candidates``. A candidate
-    takes the word's capital first letter.
+    Length-matched words of the pool, not in ``avoid`` (lowercase) nor excluded, ordered by
+    closeness in Zipf frequency, then in length, then alphabetically; those within
+    ``zipf_tolerance`` come first, and the window widens (the next closest) only to fill
+    ``n_candidates``. A candidate takes the word's capital first letter.
     """
     length, zipf = len(core), _zipf(core)
     matched = [
@@ -171,6 +173,7 @@ def candidates(core: str, avoid: set[str], settings: MazeSettings) -> list[str]:
         for word, size, frequency in _pool(settings.vocabulary)
         if abs(size - length) <= settings.length_tolerance
         and word not in avoid
+        and word not in settings.exclude
         and word != core.lower()
     ]
     chosen = [word for _, _, word in sorted(matched)[: settings.n_candidates]]
@@ -447,4 +450,19 @@ def check_distractors(stimulus_set: StimulusSet, scorer: Scorer, min_delta: floa
         len(deltas),
         sum(delta < min_delta for delta in deltas),
         None if median is None else round(median, 2),
+    )
+
+
+def read_word_list(path: str | Path) -> frozenset[str]:
+    """Words one a line, lowercased (blank lines and ``#`` comments ignored).
+
+    Raises:
+        TracktaleError: If the file cannot be read.
+    """
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise TracktaleError(f"cannot read {path}: {getattr(error, 'strerror', error)}") from None
+    return frozenset(
+        line.split("#", 1)[0].strip().lower() for line in lines if line.split("#", 1)[0].strip()
     )

@@ -107,6 +107,16 @@ def test_candidates_match_length_and_frequency_and_avoid_the_story():
     gaps = [abs(wordfreq.zipf_frequency(word, "en") - zipf) for word in found]
     assert gaps == sorted(gaps)
     assert all(word[0].isupper() for word in candidates("Key", avoid, SETTINGS))
+    excluded = MazeSettings(n_candidates=10, exclude=frozenset(found[:3]))
+    assert candidates("key", avoid, excluded)[:7] == found[3:]
+
+
+def test_the_exclusion_list_is_read_one_word_a_line(tmp_path):
+    path = tmp_path / "exclude.txt"
+    path.write_text("# abbreviations\nUK\n\nfeb  # a month\n", encoding="utf-8")
+    assert maze.read_word_list(path) == {"uk", "feb"}
+    with pytest.raises(TracktaleError, match="cannot read"):
+        maze.read_word_list(tmp_path / "missing.txt")
 
 
 def test_the_rule_takes_the_first_candidate_over_the_target_else_the_highest():
