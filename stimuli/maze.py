@@ -14,9 +14,9 @@ distractor takes the real word's punctuation; no distractor repeats within an it
 
 What we do the same: the candidate list, the rule and its defaults (in bits), ``x-x-x`` first,
 the punctuation, no repeat within an item. Where we differ (listed in
-``docs/explanation/departures.md``): the candidates are tried in order of closeness in Zipf
-frequency (then length, then alphabet) instead of a random order, so the choice is
-reproducible and the best-matched passing candidate wins; a fixed number of candidates per
+``docs/explanation/departures.md``): the candidates in the frequency window are tried in a
+random order fixed by a hash of the word and the candidate instead of a fresh shuffle, so the
+choice is reproducible; a fixed number of candidates per
 word (20 by default, against their 100), to keep a story's scoring tractable on a transformer;
 a candidate takes the real word's capitalisation; and the surprisal is the sum of the word's
 token surprisals after the text before it (the scorer's ``conditional_score``), without the
@@ -141,16 +141,19 @@ def split_word(word: str) -> tuple[str, str, str]:
 
 
 @functools.cache
-def _pool(vocabulary: int) -> tuple[tuple[str, int, float], ...]:
-    """``wordfreq``'s most frequent English words of lowercase letters: word, length, Zipf."""
+def _pool(vocabulary: int) -> dict[int, tuple[tuple[str, float], ...]]:
+    """``wordfreq``'s most frequent English words of lowercase letters and their Zipf, by length."""
     try:
         import wordfreq
     except ImportError:
         raise TracktaleError(
             "A-maze distractors need wordfreq: pip install 'tracktale[analysis]'"
         ) from None
-    words = (word for word in wordfreq.top_n_list("en", vocabulary) if _LETTERS.match(word))
-    return tuple((word, len(word), wordfreq.zipf_frequency(word, "en")) for word in words)
+    by_length: dict[int, list[tuple[str, float]]] = {}
+    for word in wordfreq.top_n_list("en", vocabulary):
+        if _LETTERS.match(word):
+            by_length.setdefault(len(word), []).append((word, wordfreq.zipf_frequency(word, "en")))
+    return {length: tuple(words) for length, words in by_length.items()}
 
 
 def _zipf(word: str) -> float:
@@ -159,24 +162,37 @@ def _zipf(word: str) -> float:
     return float(wordfreq.zipf_frequency(word, "en"))
 
 
-def candidates(core: str, avoid: set[str], settings: MazeSettings) -> list[str]:
-    """The candidates for a word's core, best matched first.
+def _shuffled(core: str, word: str) -> bytes:
+    """A candidate's place in a word's reproducible random order (a hash of the two)."""
+    return hashlib.sha256(f"{core.lower()} {word}".encode()).digest()
 
-    Length-matched words of the pool, not in ``avoid`` (lowercase) nor excluded, ordered by
-    closeness in Zipf frequency, then in length, then alphabetically; those within
-    ``zipf_tolerance`` come first, and the window widens (the next closest) only to fill
-    ``n_candidates``. A candidate takes the word's capital first letter.
+
+def candidates(core: str, avoid: set[str], settings: MazeSettings) -> list[str]:
+    """The candidates for a word's core, in the order they are tried.
+
+    Words of the pool within ``length_tolerance`` letters of the core's length, not in
+    ``avoid`` (lowercase), not excluded and not the word itself. Those within
+    ``zipf_tolerance`` of its Zipf frequency come first, in a random order that a hash of the
+    word and the candidate fixes (Boyce et al. shuffle them); when fewer than
+    ``n_candidates`` are, the window widens: the closest in frequency follow. A candidate
+    takes the word's capital first letter.
     """
-    length, zipf = len(core), _zipf(core)
+    length, zipf, own = len(core), _zipf(core), core.lower()
+    pool = _pool(settings.vocabulary)
     matched = [
-        (abs(frequency - zipf), abs(size - length), word)
-        for word, size, frequency in _pool(settings.vocabulary)
-        if abs(size - length) <= settings.length_tolerance
-        and word not in avoid
-        and word not in settings.exclude
-        and word != core.lower()
+        (abs(frequency - zipf), word)
+        for size in range(
+            length - settings.length_tolerance, length + settings.length_tolerance + 1
+        )
+        for word, frequency in pool.get(size, ())
+        if word not in avoid and word not in settings.exclude and word != own
     ]
-    chosen = [word for _, _, word in sorted(matched)[: settings.n_candidates]]
+    inside = sorted(
+        (word for gap, word in matched if gap <= settings.zipf_tolerance),
+        key=lambda word: _shuffled(core, word),
+    )
+    widened = [word for gap, word in sorted(matched) if gap > settings.zipf_tolerance]
+    chosen = (inside + widened)[: settings.n_candidates]
     if core[:1].isupper():
         chosen = [word.capitalize() for word in chosen]
     return chosen
@@ -213,6 +229,8 @@ def model_name(scorer: Scorer) -> str:
 def item_distractors(item: Item, scorer: Scorer, settings: MazeSettings) -> list[DistractorRow]:
     """Choose a distractor for every word of ``item`` (one scorer call for the whole item)."""
     words = maze_words(item)
+    if not words:
+        return []
     avoid = {split_word(word)[1].lower() for word in words}
     model = model_name(scorer)
     rows = [DistractorRow(item.item_id, 0, words[0], FIRST_DISTRACTOR, None, None, None, model)]
