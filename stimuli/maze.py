@@ -416,6 +416,31 @@ def apply_distractors(
     return StimulusSet(manifest=manifest, items=tuple(items))
 
 
+def as_generated(item: Item) -> Item:
+    """``item`` without its ``meta.distractors`` (what its generator made), for re-checking it."""
+    if "distractors" not in item.meta:
+        return item
+    data = item.to_dict()
+    data["meta"] = {key: value for key, value in data["meta"].items() if key != "distractors"}
+    data["item_id"] = content_id(data)
+    return item_from_dict(data)
+
+
+def distractor_problems(item: Item) -> list[str]:
+    """What is wrong with ``item``'s ``meta.distractors``: not one word per word of its text."""
+    given = item.meta.get("distractors")
+    if given is None:
+        return []
+    words = maze_words(item)
+    if not isinstance(given, list) or len(given) != len(words):
+        return [f"meta.distractors is not a list of {len(words)} words (one per word)"]
+    bad = next(
+        (i for i, word in enumerate(given) if not isinstance(word, str) or len(word.split()) != 1),
+        None,
+    )
+    return [] if bad is None else [f"meta.distractors[{bad}] is not one word"]
+
+
 @dataclass(frozen=True)
 class CheckRow:
     """How one model sees a set's distractors.

@@ -25,6 +25,7 @@ from tracktale.stimuli.maze import (
     split_word,
     write_distractors_csv,
 )
+from tracktale.stimuli.registry import get_paradigm
 from tracktale.stimulus_set import build_stimulus_set, read_stimulus_set, write_stimulus_set
 
 pytest.importorskip("wordfreq")
@@ -74,7 +75,7 @@ def small_set():
         generator_version="0",
         seed=1,
         config={"test": True},
-        design_cell=lambda item: item.role,
+        design_cell=get_paradigm("narrative").design_cell,
     )
 
 
@@ -306,3 +307,26 @@ def test_the_commands_write_apply_and_check(small_set, tmp_path, monkeypatch, ca
     )
     assert status == 1 and "missing column(s) distractor" in text
     assert not (tmp_path / "n").exists()
+
+
+def test_a_set_with_distractors_still_validates_and_bad_distractors_are_named(
+    small_set, rows, tmp_path
+):
+    from tracktale.stimuli.validation import validate_stimulus_set
+
+    distractors = {
+        item.item_id: [row.distractor for row in rows if row.item_id == item.item_id]
+        for item in small_set
+    }
+    good = apply_distractors(small_set, distractors, "0" * 64)
+    assert [maze.as_generated(item) for item in good] == list(small_set)
+    report = validate_stimulus_set(write_stimulus_set(good, tmp_path / "good"))
+    assert report.ok, report.problems
+    short = {key: value[:-1] for key, value in distractors.items()}
+    report = validate_stimulus_set(
+        write_stimulus_set(apply_distractors(small_set, short, "0" * 64), tmp_path / "bad")
+    )
+    assert [problem.message for problem in report.problems] == [
+        f"meta.distractors is not a list of {len(maze.maze_words(item))} words (one per word)"
+        for item in small_set
+    ]
