@@ -17,12 +17,12 @@ from rich.console import Console
 from rich.table import Table
 
 from tracktale.scorer import Scorer
-from tracktale.stimuli.cli import stimuli
+from tracktale.stimuli.cli import _with_progress, stimuli
 from tracktale.stimuli.maze import (
     MazeSettings,
     apply_distractors,
     check_distractors,
-    make_distractors,
+    item_distractors,
     read_distractors_csv,
     read_word_list,
     write_distractors_csv,
@@ -164,7 +164,11 @@ def maze_distractors(
         exclude=frozenset() if exclude_file is None else read_word_list(exclude_file),
     )
     scorer = _load(model, backend, dtype, device, batch_size)
-    rows = make_distractors(stimulus_set, scorer, settings)
+    rows = [
+        row
+        for item in _with_progress(stimulus_set.items, len(stimulus_set), "choosing distractors")
+        for row in item_distractors(item, scorer, settings)
+    ]
     count = write_distractors_csv(rows, out_file)
     judged = [row for row in rows if row.met_threshold is not None]
     met = sum(bool(row.met_threshold) for row in judged)
