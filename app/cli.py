@@ -21,7 +21,8 @@ from tracktale.app.study_job import STUDY_PARTICIPANTS
 from tracktale.errors import InputProblems, TracktaleError
 
 STAGE_GROUPS = {
-    "stimuli": "tracktale.stimuli.cli:stimuli",
+    # The stimuli group with the A-maze commands, which load models (tracktale.app.maze).
+    "stimuli": "tracktale.app.maze:stimuli",
     "analysis": "tracktale.analysis.cli:analysis",
     "experiment": "tracktale.experiment.cli:experiment",
     "ethics": "tracktale.experiment.ethics_cli:ethics",
@@ -53,6 +54,7 @@ OPTIONAL_EXTRAS = {
     "psychopy": "lab",
     "nltk": "brown",
     "openpyxl": "xlsx",
+    "wordfreq": "analysis",
 }
 """Third-party module -> the extra that installs it (for the missing-dependency message)."""
 

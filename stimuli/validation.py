@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tracktale.errors import TracktaleError
+from tracktale.stimuli.maze import as_generated, distractor_problems
 from tracktale.stimuli.registry import get_paradigm
 from tracktale.stimulus_set import ITEMS_FILE, read_lines
 
@@ -78,9 +79,14 @@ def validate_stimulus_set(directory: str | os.PathLike[str]) -> ValidationReport
             )
         seen.add(line.item.item_id)
         cells[paradigm.design_cell(line.item)] += 1
+        # Maze distractors (tracktale stimuli maze-apply) are checked apart from what the
+        # paradigm generated.
         report.problems.extend(
             Problem(message, line.line_number, line.item.item_id)
-            for message in paradigm.verify(line.item)
+            for message in [
+                *paradigm.verify(as_generated(line.item)),
+                *distractor_problems(line.item),
+            ]
         )
     if all(line.item for line in lines) and dict(cells) != dict(manifest.counts):
         report.problems.append(Problem("the counts per design cell differ from the manifest"))
