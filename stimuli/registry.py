@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import pkgutil
-
-from tracktale.errors import TracktaleError
+from tracktale.registry import Registry
 from tracktale.stimuli.paradigm import Paradigm
 
-_PARADIGMS = {
-    "narrative": "tracktale.stimuli.narrative:PARADIGM",
-    "boxes": "tracktale.stimuli.boxes:PARADIGM",
-    "arithmetic": "tracktale.stimuli.arithmetic:PARADIGM",
-    "items": "tracktale.stimuli.items:PARADIGM",
-}
+PARADIGMS: Registry[Paradigm] = Registry("paradigm")
+"""Paradigm name -> its stimulus paradigm (a lazy ``module:PARADIGM`` reference)."""
+for _name in ("narrative", "boxes", "arithmetic", "items"):
+    PARADIGMS.add(_name, f"tracktale.stimuli.{_name}:PARADIGM")
 
 
 def paradigm_names() -> tuple[str, ...]:
     """The registered paradigm names, in registration order."""
-    return tuple(_PARADIGMS)
+    return PARADIGMS.names()
 
 
 def get_paradigm(name: str) -> Paradigm:
@@ -26,6 +22,4 @@ def get_paradigm(name: str) -> Paradigm:
     Raises:
         TracktaleError: If no paradigm has that name.
     """
-    if name not in _PARADIGMS:
-        raise TracktaleError(f"unknown paradigm {name!r} (choose from {', '.join(_PARADIGMS)})")
-    return pkgutil.resolve_name(_PARADIGMS[name])
+    return PARADIGMS.get(name)

@@ -2,7 +2,7 @@
 
 The study server (sessions, serving, timing, storage, export) is the same for every paradigm;
 what differs is declared here, in one module per paradigm (``narrative.py``, ``boxes.py``,
-...), registered in :data:`_STUDIES`:
+...), registered in :data:`HUMAN_STUDIES`:
 
 - the study's defaults (``study_id``, title, time limits) when a study file names only its
   ``paradigm:``;
@@ -26,27 +26,20 @@ A new paradigm adds one module and one registry line; nothing else in the server
 from __future__ import annotations
 
 import abc
-import importlib
 import random
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracktale.errors import TracktaleError
 from tracktale.experiment.study.design import LIST_IDS, DesignConfig, PlannedTrial, SessionPlan
 from tracktale.experiment.study.locale import Catalogue
 from tracktale.item import Item
+from tracktale.registry import Registry
 from tracktale.stimulus_set import StimulusSet
 
 if TYPE_CHECKING:
     from tracktale.experiment.study.scoring import ScoredResponse
 
-_STUDIES = {
-    "narrative": "tracktale.experiment.paradigms.narrative.study:STUDY",
-    "arithmetic": "tracktale.experiment.paradigms.arithmetic:STUDY",
-    "boxes": "tracktale.experiment.paradigms.boxes:STUDY",
-    "items": "tracktale.experiment.paradigms.items:STUDY",
-}
 DEFAULT_PARADIGM = "narrative"
 
 
@@ -186,9 +179,19 @@ class HumanStudy(abc.ABC):
         """A simulated participant's answer: the request body the page would send."""
 
 
+HUMAN_STUDIES: Registry[HumanStudy] = Registry(
+    "human study", unknown="paradigm {name} has no human study (choose from {known})"
+)
+"""Paradigm name -> its human study (a lazy ``module:STUDY`` reference)."""
+HUMAN_STUDIES.add("narrative", "tracktale.experiment.paradigms.narrative.study:STUDY")
+HUMAN_STUDIES.add("arithmetic", "tracktale.experiment.paradigms.arithmetic:STUDY")
+HUMAN_STUDIES.add("boxes", "tracktale.experiment.paradigms.boxes:STUDY")
+HUMAN_STUDIES.add("items", "tracktale.experiment.paradigms.items:STUDY")
+
+
 def human_study_names() -> tuple[str, ...]:
     """The paradigms that have a human study."""
-    return tuple(_STUDIES)
+    return HUMAN_STUDIES.names()
 
 
 def get_human_study(paradigm: str) -> HumanStudy:
@@ -197,9 +200,4 @@ def get_human_study(paradigm: str) -> HumanStudy:
     Raises:
         TracktaleError: If the paradigm has no human study.
     """
-    if paradigm not in _STUDIES:
-        raise TracktaleError(
-            f"paradigm {paradigm!r} has no human study (choose from {', '.join(_STUDIES)})"
-        )
-    module_name, _, attribute = _STUDIES[paradigm].partition(":")
-    return getattr(importlib.import_module(module_name), attribute)
+    return HUMAN_STUDIES.get(paradigm)
