@@ -34,6 +34,7 @@ from tracktale.models.sampling import check_sampling
 from tracktale.models.surprisal import spillover, word_scores
 from tracktale.models.tokens import PROMPT_FORMATS
 from tracktale.models.word_boundaries import WORD_PROBABILITIES, WordProbability
+from tracktale.registry import Registry
 from tracktale.schema.results import (
     SHARED_RECORDS,
     ExplicitResult,
@@ -171,7 +172,7 @@ class Task:
         return issubclass(self.result, JudgedResult)
 
 
-TASK_REGISTRY: dict[str, Task] = {}
+TASK_REGISTRY: Registry[Task] = Registry("task")
 """Task name -> task, in registration order (the built-in ones: :data:`tracktale.scorer.TASKS`)."""
 
 
@@ -184,13 +185,13 @@ def register_task(task: Task) -> Task:
     unknown = sorted(task.uses - set(SCORER_METHODS))
     if unknown:
         raise TracktaleError(f"task {task.name!r}: {unknown[0]!r} is not a scorer method")
-    TASK_REGISTRY[task.name] = task
+    TASK_REGISTRY.add(task.name, task, lazy=False)
     return task
 
 
 def task_names() -> tuple[str, ...]:
     """The registered tasks' names, in registration order."""
-    return tuple(TASK_REGISTRY)
+    return TASK_REGISTRY.names()
 
 
 def judged_tasks() -> tuple[str, ...]:
@@ -204,12 +205,7 @@ def get_task(name: str) -> Task:
     Raises:
         TracktaleError: For an unknown task.
     """
-    try:
-        return TASK_REGISTRY[name]
-    except KeyError:
-        raise TracktaleError(
-            f"unknown task {name!r} (choose from {', '.join(TASK_REGISTRY)})"
-        ) from None
+    return TASK_REGISTRY.get(name)
 
 
 def result_records(tasks: Iterable[Task] | None = None) -> tuple[type, ...]:
