@@ -2,7 +2,8 @@
 
 The study server (sessions, serving, timing, storage, export) is the same for every paradigm;
 what differs is declared here, in one module per paradigm (``narrative.py``, ``boxes.py``,
-...), registered in :data:`HUMAN_STUDIES`:
+...), named by the paradigm's plug-in
+(:class:`tracktale.plugin.ParadigmPlugin`, ``human_study``):
 
 - the study's defaults (``study_id``, title, time limits) when a study file names only its
   ``paradigm:``;
@@ -20,7 +21,7 @@ what differs is declared here, in one module per paradigm (``narrative.py``, ``b
   :meth:`HumanStudy.list_ids` and :meth:`HumanStudy.bind`, which gives the study for one set
   and one locale catalogue (:mod:`tracktale.experiment.study.locale`).
 
-A new paradigm adds one module and one registry line; nothing else in the server changes.
+A new paradigm adds one module and names it in its plug-in; nothing else in the server changes.
 """
 
 from __future__ import annotations
@@ -31,16 +32,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tracktale.errors import TracktaleError
 from tracktale.experiment.study.design import LIST_IDS, DesignConfig, PlannedTrial, SessionPlan
 from tracktale.experiment.study.locale import Catalogue
 from tracktale.item import Item
-from tracktale.registry import Registry
+from tracktale.stimuli.registry import DEFAULT_PARADIGM as DEFAULT_PARADIGM
+from tracktale.stimuli.registry import get_plugin, paradigms_with
 from tracktale.stimulus_set import StimulusSet
 
 if TYPE_CHECKING:
     from tracktale.experiment.study.scoring import ScoredResponse
-
-DEFAULT_PARADIGM = "narrative"
 
 
 class HumanStudy(abc.ABC):
@@ -179,19 +180,9 @@ class HumanStudy(abc.ABC):
         """A simulated participant's answer: the request body the page would send."""
 
 
-HUMAN_STUDIES: Registry[HumanStudy] = Registry(
-    "human study", unknown="paradigm {name} has no human study (choose from {known})"
-)
-"""Paradigm name -> its human study (a lazy ``module:STUDY`` reference)."""
-HUMAN_STUDIES.add("narrative", "tracktale.experiment.paradigms.narrative.study:STUDY")
-HUMAN_STUDIES.add("arithmetic", "tracktale.experiment.paradigms.arithmetic:STUDY")
-HUMAN_STUDIES.add("boxes", "tracktale.experiment.paradigms.boxes:STUDY")
-HUMAN_STUDIES.add("items", "tracktale.experiment.paradigms.items:STUDY")
-
-
 def human_study_names() -> tuple[str, ...]:
     """The paradigms that have a human study."""
-    return HUMAN_STUDIES.names()
+    return paradigms_with("human_study")
 
 
 def get_human_study(paradigm: str) -> HumanStudy:
@@ -200,4 +191,10 @@ def get_human_study(paradigm: str) -> HumanStudy:
     Raises:
         TracktaleError: If the paradigm has no human study.
     """
-    return HUMAN_STUDIES.get(paradigm)
+    if paradigm not in human_study_names():
+        raise TracktaleError(
+            f"paradigm {paradigm!r} has no human study "
+            f"(choose from {', '.join(human_study_names())})"
+        )
+    study: HumanStudy = get_plugin(paradigm).load("human_study")
+    return study

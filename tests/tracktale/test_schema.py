@@ -49,7 +49,10 @@ def test_a_trial_record_keeps_its_values_and_refuses_what_is_wrong(trial_data):
         ({"block": -1}, "trial field 'block' must not be negative"),
         ({"correct": 1}, "trial field 'correct' has the wrong type (int)"),
         ({"role": None}, "trial field 'role' has the wrong type (NoneType)"),
-        ({"source": "web"}, "trial field 'source' must be one of ('online', 'lab', 'simulated', 'preview')"),
+        (
+            {"source": "web"},
+            "trial field 'source' must be one of ('online', 'lab', 'simulated', 'preview')",
+        ),
         ({"good_side": "up"}, "trial field 'good_side' must be one of ('left', 'right')"),
         ({"reading_time_ms": float("nan")}, "'reading_time_ms' must be a finite number"),
         ({"colour": "red"}, "unknown trial field 'colour'"),
