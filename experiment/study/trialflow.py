@@ -22,7 +22,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tracktale.errors import TracktaleError
 from tracktale.experiment.storage import clock
@@ -36,7 +36,10 @@ from tracktale.schema.derive import request_model
 from tracktale.trial import TrialRecord
 
 if TYPE_CHECKING:
-    from tracktale.experiment.study.service import StudyService
+    from tracktale.experiment.paradigms import HumanStudy
+    from tracktale.experiment.storage.store import Storage
+    from tracktale.experiment.study.config import StudyConfig
+    from tracktale.stimulus_set import StimulusSet
 
 MAX_UNANSWERED = 5
 """Served trials that may wait for their answers before the next one is served."""
@@ -101,6 +104,21 @@ def timing_flags(timing: Timing, data: Mapping[str, Any], elapsed_ms: float) -> 
     return flags
 
 
+class Study(Protocol):
+    """What the trial desk needs of its study (:class:`.service.StudyService` has it).
+
+    Declared here so that the desk and the service it serves do not import each other.
+    """
+
+    storage: Storage
+    config: StudyConfig
+    stimuli: StimulusSet
+    human: HumanStudy
+
+    def check_session_stimuli(self, participant: Participant) -> None:
+        """Refuse a session whose stimulus set is not the one being served."""
+
+
 class TrialDesk:
     """Serves and takes back the trials of one study.
 
@@ -108,7 +126,7 @@ class TrialDesk:
         service: The study.
     """
 
-    def __init__(self, service: StudyService) -> None:
+    def __init__(self, service: Study) -> None:
         self.service = service
 
     @property
