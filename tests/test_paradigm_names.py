@@ -45,7 +45,6 @@ KNOWN = {
     "experiment/study/config.py": 2,  # default study id; probes only in arithmetic
     "experiment/study/folder.py": 2,  # a study folder runs the items paradigm
     "models/plans/__init__.py": 3,  # the papers' plan names
-    "stimuli/cli.py": 1,  # the default paradigm of `stimuli generate`
 }
 """Module -> the lines in it that name a paradigm today; may only shrink."""
 
