@@ -23,11 +23,11 @@ import numpy as np
 from bench_null_calibration import _load
 
 from tracktale.analysis.power.people import (
-    OUTCOMES,
-    TERMS,
     TESTS,
     default_effects,
     list_designs,
+    power_model,
+    power_paradigms,
     simulate_study,
     test_study,
 )
@@ -43,7 +43,9 @@ def calibrate(
     designs = list_designs(stimulus_set, paradigm)
     effects = {**default_effects(paradigm), term: 0.0}
     rng = np.random.default_rng(seed)
-    counts = {(test, outcome): [0, 0] for test in tests for outcome in OUTCOMES[paradigm]}
+    counts = {
+        (test, outcome): [0, 0] for test in tests for outcome in power_model(paradigm).outcomes
+    }
     for _ in range(studies):
         right = simulate_study(designs, paradigm, size, effects, rng)
         for (test, outcome), count in counts.items():
@@ -65,7 +67,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     print(f"start: {_load()}; {args.studies} null studies per design")
     started = time.perf_counter()
-    for paradigm, terms in TERMS.items():
+    for paradigm in power_paradigms():
+        terms = power_model(paradigm).terms
         for term in terms if args.terms == "all" else terms[:1]:
             for size in (int(n) for n in args.sizes.split(",")):
                 t0 = time.perf_counter()

@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 from tracktale.errors import TracktaleError
 from tracktale.item import Item
 from tracktale.models.sampling import sample_seed
+from tracktale.models.task_options import TaskOptions, TaskRow
 from tracktale.models.tokens import use_chat_format
 from tracktale.schema.results import ExplicitResult, check_record, field_names
 from tracktale.scorer import Generation, GenerationRequest, Scorer
 
 if TYPE_CHECKING:
-    from tracktale.models.tasks import TaskOptions, TaskRow
     from tracktale.stimuli.paradigm import Paradigm
 
 
@@ -63,8 +63,6 @@ def _request(item: Item, scorer: Scorer, options: TaskOptions) -> tuple[Generati
 
 def explicit_rows(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> list[TaskRow]:
     """One row per item: the first output, its judgement, and how it was decoded."""
-    from tracktale.models.tasks import TaskRow
-
     prepared = [_request(item, scorer, options) for item in items]
     requests = [request for request, _ in prepared]
     samples = _generate_samples(scorer, items, requests, options)

@@ -26,7 +26,6 @@ compile C++ for minutes. Its ``__init__`` imports them, so the file is found thr
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import importlib.util
 import json
@@ -40,14 +39,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tracktale.atomic import atomic_write_text, make_folder
 from tracktale.errors import TracktaleError
 from tracktale.settings import data_dir
-
-if TYPE_CHECKING:
-    from tracktale.models.hub import ResolvedModel
 
 DEFAULT_MODEL_ID = "smollm2-135m-instruct"
 """The id the embedded default model's rows carry."""
@@ -320,33 +316,6 @@ def _quiet_dequantization() -> Iterator[None]:
         yield
     finally:
         loader.tqdm = original
-
-
-def prepare(
-    resolved: ResolvedModel, notify: Callable[[str], None] | None = None
-) -> tuple[ResolvedModel, dict[str, Any]]:
-    """Where to load a resolved model from, and the provenance columns of its rows.
-
-    A GGUF source is converted (once) and loaded from its converted folder; anything else
-    loads from where it is.
-    """
-    if resolved.gguf is None:
-        return resolved, source_details(resolved)
-    converted = converted_folder(resolved.gguf, notify=notify)
-    return dataclasses.replace(resolved, load_path=str(converted.folder)), converted_details(
-        converted
-    )
-
-
-def source_details(resolved: ResolvedModel) -> dict[str, Any]:
-    """Provenance columns of a model that is not a GGUF file (hub id or local folder)."""
-    return {
-        "model_source": "folder" if resolved.local else "hub",
-        "source_file": None,
-        "source_sha256": None,
-        "source_package": None,
-        "quantization": None,
-    }
 
 
 def converted_details(converted: ConvertedModel) -> dict[str, Any]:

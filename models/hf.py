@@ -39,7 +39,7 @@ from tracktale.models import (
     word_boundaries,
 )
 from tracktale.models.devices import format_max_memory, parse_max_memory
-from tracktale.models.hub import ResolvedModel, resolve_model
+from tracktale.models.hub import ResolvedModel, prepare, resolve_model
 from tracktale.models.packing import Path
 from tracktale.models.tokens import (
     TextEncoder,
@@ -114,7 +114,7 @@ class HFScorer(Scorer):
         self.device_map = _device_map(device, self.max_memory)
         model_id = gguf.canonical_model_id(model_id)  # "default" is stored under one id
         resolved = resolve_model(model_id, revision, gguf_file)
-        resolved, self.provenance = gguf.prepare(resolved, self.notify)
+        resolved, self.provenance = prepare(resolved, self.notify)
         placement: dict[str, Any] = {"device_map": self.device_map}
         if self.max_memory is not None:
             placement["max_memory"] = dict(self.max_memory)  # accelerate rewrites it in place

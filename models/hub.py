@@ -10,9 +10,11 @@ becomes one :class:`~tracktale.errors.TracktaleError` line that says what to do.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tracktale.errors import TracktaleError
 from tracktale.models.revisions import revision_sort_key
@@ -186,3 +188,32 @@ def list_revisions(model_id: str) -> tuple[list[str], str]:
         f"cannot list the revisions of {model_id!r}: {why}, and it is not in the local cache "
         f"{constants.HF_HUB_CACHE}"
     )
+
+
+def prepare(
+    resolved: ResolvedModel, notify: Callable[[str], None] | None = None
+) -> tuple[ResolvedModel, dict[str, Any]]:
+    """Where to load a resolved model from, and the provenance columns of its rows.
+
+    A GGUF source is converted (once) and loaded from its converted folder; anything else
+    loads from where it is.
+    """
+    if resolved.gguf is None:
+        return resolved, source_details(resolved)
+    from tracktale.models.gguf import converted_details, converted_folder
+
+    converted = converted_folder(resolved.gguf, notify=notify)
+    return dataclasses.replace(resolved, load_path=str(converted.folder)), converted_details(
+        converted
+    )
+
+
+def source_details(resolved: ResolvedModel) -> dict[str, Any]:
+    """Provenance columns of a model that is not a GGUF file (hub id or local folder)."""
+    return {
+        "model_source": "folder" if resolved.local else "hub",
+        "source_file": None,
+        "source_sha256": None,
+        "source_package": None,
+        "quantization": None,
+    }

@@ -3,9 +3,10 @@
 A backend is a :class:`~tracktale.scorer.Scorer` subclass whose constructor takes the model id
 and the keyword options ``revision``, ``dtype``, ``device``, ``batch_size``, ``bos`` and
 ``notify`` (see :class:`tracktale.models.hf.HFScorer`), plus its own options, listed in
-:data:`BACKEND_OPTIONS` so that plans and command lines are checked without importing the
+:attr:`Backend.options` so that plans and command lines are checked without importing the
 backend (and torch), with the tasks it answers and, for an API that decides its own precision,
-the dtype its rows record whatever is asked.
+the dtype its rows record whatever is asked: one :class:`Backend` declaration per backend, in
+:data:`BACKENDS`.
 """
 
 from __future__ import annotations
@@ -13,81 +14,104 @@ from __future__ import annotations
 import inspect
 import pkgutil
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from tracktale.errors import TracktaleError
 from tracktale.models.tasks import SCORER_METHODS, TASK_REGISTRY
+from tracktale.registry import Registry
 from tracktale.scorer import GenerationDetails, Scorer
 
-_BACKENDS = {
-    "hf": "tracktale.models.hf:HFScorer",
-    "openai": "tracktale.models.openai:OpenAIScorer",
-    "completions": "tracktale.models.completions:CompletionsScorer",
-}
+
+@dataclass(frozen=True)
+class Backend:
+    """One backend's declaration: everything the stages check without importing it.
+
+    Attributes:
+        name: The name on the command line and in plans.
+        scorer: ``module:Class`` of its :class:`~tracktale.scorer.Scorer` (imported on load).
+        options: Its own options (beyond the common ones), as constructor keywords.
+        methods: The scorer methods it answers; it answers the tasks that use only those.
+        recorded_dtype: The dtype its rows record whatever is asked (an API that decides its
+            own precision), else ``None`` (the one asked for).
+        generation_details: ``module:Record`` of its scorer's ``generation_details`` record,
+            where it declares one, so that the store types their columns without importing
+            the backend (a test checks).
+    """
+
+    name: str
+    scorer: str
+    options: tuple[str, ...] = ()
+    methods: tuple[str, ...] = SCORER_METHODS
+    recorded_dtype: str | None = None
+    generation_details: str | None = None
+
+
+BACKENDS: Registry[Backend] = Registry("backend")
+"""Backend name -> its declaration, the default first."""
+
+
+def register_backend(backend: Backend) -> Backend:
+    """Add a backend's declaration to :data:`BACKENDS` (or replace the one of that name)."""
+    BACKENDS.add(backend.name, backend, lazy=False)
+    return backend
+
+
+_ENDPOINT_OPTIONS = ("base_url", "api_key_env", "concurrency", "request_timeout", "max_retries")
+register_backend(
+    Backend("hf", "tracktale.models.hf:HFScorer", ("max_memory", "offload_folder", "gguf_file"))
+)
+register_backend(
+    Backend(
+        "openai",
+        "tracktale.models.openai:OpenAIScorer",
+        options=(
+            *_ENDPOINT_OPTIONS,
+            "cache_dir",
+            "logprobs",
+            "top_logprobs",
+            "max_tokens_field",
+            "seed",
+        ),
+        methods=("generate",),
+        recorded_dtype="server",
+        generation_details="tracktale.models.endpoint:ChatGenerationDetails",
+    )
+)
+register_backend(
+    Backend(
+        "completions",
+        "tracktale.models.completions:CompletionsScorer",
+        options=(*_ENDPOINT_OPTIONS, "cache_dir", "prompts_per_request"),
+        recorded_dtype="server",
+        generation_details="tracktale.models.endpoint:EndpointGenerationDetails",
+    )
+)
 
 BACKEND_OPTIONS: dict[str, tuple[str, ...]] = {
-    "hf": ("max_memory", "offload_folder", "gguf_file"),
-    "openai": (
-        "base_url",
-        "api_key_env",
-        "concurrency",
-        "request_timeout",
-        "max_retries",
-        "cache_dir",
-        "logprobs",
-        "top_logprobs",
-        "max_tokens_field",
-        "seed",
-    ),
-    "completions": (
-        "base_url",
-        "api_key_env",
-        "concurrency",
-        "request_timeout",
-        "max_retries",
-        "cache_dir",
-        "prompts_per_request",
-    ),
+    name: backend.options for name, backend in BACKENDS.items()
 }
 """Backend name -> the options of its own (beyond the common ones), as constructor keywords."""
-
-_BACKEND_METHODS = {"hf": SCORER_METHODS, "openai": ("generate",), "completions": SCORER_METHODS}
-"""The scorer methods each backend answers; it answers the tasks that use only those."""
-_RECORDED_DTYPE = {"openai": "server", "completions": "server"}
-_GENERATION_DETAILS = {
-    "openai": "tracktale.models.endpoint:ChatGenerationDetails",
-    "completions": "tracktale.models.endpoint:EndpointGenerationDetails",
-}
-"""Backend name -> its scorer's ``generation_details`` record, where it declares one (else
-none), so that the store types their columns without importing the backend (a test checks)."""
 
 
 def generation_details(backend: str) -> type[GenerationDetails]:
     """The record of what ``backend`` reports about each generation, without importing it."""
-    _known(backend)
-    path = _GENERATION_DETAILS.get(backend)
+    path = BACKENDS.get(backend).generation_details
     return GenerationDetails if path is None else pkgutil.resolve_name(path)
 
 
 def backend_names() -> tuple[str, ...]:
     """The registered backends, the default first."""
-    return tuple(_BACKENDS)
-
-
-def _known(backend: str) -> None:
-    if backend not in _BACKENDS:
-        raise TracktaleError(f"unknown backend {backend!r} (choose from {', '.join(_BACKENDS)})")
+    return BACKENDS.names()
 
 
 def _backend_class(backend: str) -> type[Scorer]:
-    _known(backend)
-    return pkgutil.resolve_name(_BACKENDS[backend])
+    return pkgutil.resolve_name(BACKENDS.get(backend).scorer)
 
 
 def backend_tasks(backend: str) -> tuple[str, ...]:
     """The registered tasks a backend can answer (a chat endpoint cannot score given text)."""
-    _known(backend)
-    methods = set(_BACKEND_METHODS[backend])
+    methods = set(BACKENDS.get(backend).methods)
     return tuple(name for name, task in TASK_REGISTRY.items() if task.uses <= methods)
 
 
@@ -102,8 +126,8 @@ def check_backend(backend: str, tasks: Any, options: dict[str, Any]) -> None:
         if task not in answered:
             raise TracktaleError(_no_task_message(backend, task))
     for name in options:
-        if name not in BACKEND_OPTIONS[backend]:
-            owners = [other for other, names in BACKEND_OPTIONS.items() if name in names]
+        if name not in BACKENDS.get(backend).options:
+            owners = [other.name for other in BACKENDS.values() if name in other.options]
             where = f" (an option of the {owners[0]} backend)" if owners else ""
             raise TracktaleError(
                 f"--{name.replace('_', '-')}: not an option of the {backend} backend{where}"
@@ -122,8 +146,7 @@ def _no_task_message(backend: str, task: str) -> str:
 
 def recorded_dtype(backend: str, dtype: str) -> str:
     """The dtype a backend's rows record when ``dtype`` is asked for."""
-    _known(backend)
-    return _RECORDED_DTYPE.get(backend, dtype)
+    return BACKENDS.get(backend).recorded_dtype or dtype
 
 
 def check_model(

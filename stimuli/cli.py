@@ -17,7 +17,7 @@ from tracktale.item import Item
 from tracktale.settings import data_dir
 from tracktale.stimuli.csv_export import write_items_csv
 from tracktale.stimuli.paradigm import Option
-from tracktale.stimuli.registry import get_paradigm, paradigm_names
+from tracktale.stimuli.registry import DEFAULT_PARADIGM, get_paradigm, paradigm_names
 from tracktale.stimuli.validation import validate_stimulus_set
 from tracktale.stimulus_set import (
     StimulusSet,
@@ -124,7 +124,7 @@ class _GenerateCommand(click.Command):
 @click.option(
     "--paradigm",
     type=click.Choice(_sourced("generator")),
-    default="narrative",
+    default=DEFAULT_PARADIGM,
     show_default=True,
     help="Which paradigm to generate.",
 )

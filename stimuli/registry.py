@@ -1,31 +1,54 @@
-"""The paradigm registry: name -> paradigm, imported only when asked for."""
+"""The paradigm registry: name -> the paradigm's plug-in declaration, imported when asked for.
+
+Each paradigm is registered here once, as a lazy reference to the
+:class:`~tracktale.plugin.ParadigmPlugin` its own package declares
+(``tracktale.stimuli.<name>.plugin:PLUGIN``); every stage finds its part of a paradigm through
+that declaration (:func:`get_paradigm` the stimulus paradigm here,
+:func:`tracktale.experiment.paradigms.get_human_study` the human study, the report its
+sections, the power analysis its model). This module is the one place that lists the paradigms.
+"""
 
 from __future__ import annotations
 
-import pkgutil
-
-from tracktale.errors import TracktaleError
+from tracktale.plugin import ParadigmPlugin
+from tracktale.registry import Registry
 from tracktale.stimuli.paradigm import Paradigm
 
-_PARADIGMS = {
-    "narrative": "tracktale.stimuli.narrative:PARADIGM",
-    "boxes": "tracktale.stimuli.boxes:PARADIGM",
-    "arithmetic": "tracktale.stimuli.arithmetic:PARADIGM",
-    "items": "tracktale.stimuli.items:PARADIGM",
-}
+PLUGINS: Registry[ParadigmPlugin] = Registry("paradigm")
+"""Paradigm name -> its plug-in declaration, in registration order."""
+PLUGINS.add("narrative", "tracktale.stimuli.narrative.plugin:PLUGIN")
+PLUGINS.add("boxes", "tracktale.stimuli.boxes.plugin:PLUGIN")
+PLUGINS.add("arithmetic", "tracktale.stimuli.arithmetic.plugin:PLUGIN")
+PLUGINS.add("items", "tracktale.stimuli.items.plugin:PLUGIN")
+
+DEFAULT_PARADIGM = "narrative"
+"""What a command that needs a paradigm and is given none uses (the first paper's)."""
 
 
 def paradigm_names() -> tuple[str, ...]:
     """The registered paradigm names, in registration order."""
-    return tuple(_PARADIGMS)
+    return PLUGINS.names()
+
+
+def get_plugin(name: str) -> ParadigmPlugin:
+    """The plug-in declaration of the paradigm ``name``.
+
+    Raises:
+        UnknownName: If no paradigm has that name (a ``TracktaleError`` listing the names).
+    """
+    return PLUGINS.get(name)
+
+
+def paradigms_with(part: str) -> tuple[str, ...]:
+    """The paradigms that declare ``part`` (``human_study``, ``report``, ``power``), in order."""
+    return tuple(name for name, plugin in PLUGINS.items() if getattr(plugin, part) is not None)
 
 
 def get_paradigm(name: str) -> Paradigm:
-    """The paradigm registered as ``name``.
+    """The stimulus paradigm registered as ``name``.
 
     Raises:
         TracktaleError: If no paradigm has that name.
     """
-    if name not in _PARADIGMS:
-        raise TracktaleError(f"unknown paradigm {name!r} (choose from {', '.join(_PARADIGMS)})")
-    return pkgutil.resolve_name(_PARADIGMS[name])
+    paradigm: Paradigm = get_plugin(name).load("stimuli")
+    return paradigm

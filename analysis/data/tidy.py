@@ -86,7 +86,7 @@ def load_stimulus_sets(sources: Iterable[Any]) -> list[StimulusSet]:
 
 
 def human_stimulus_set(sources: Iterable[Any] = (), paradigm: str | None = None) -> StimulusSet:
-    """The first of ``sources``, else the human protocol of ``paradigm`` (narrative), seed 1.
+    """The first of ``sources``, else the human protocol of ``paradigm`` (or the default), seed 1.
 
     Raises:
         TracktaleError: For a folder that is not a stimulus set, or a set of another paradigm
@@ -94,9 +94,9 @@ def human_stimulus_set(sources: Iterable[Any] = (), paradigm: str | None = None)
     """
     sources = list(sources)
     if not sources:
-        from tracktale.stimuli.registry import get_paradigm
+        from tracktale.stimuli.registry import DEFAULT_PARADIGM, get_paradigm
 
-        return get_paradigm(paradigm or "narrative").generate_set("human", 1)
+        return get_paradigm(paradigm or DEFAULT_PARADIGM).generate_set("human", 1)
     stimulus_set = load_stimulus_sets(sources)[0]
     if paradigm is not None and stimulus_set.manifest.paradigm != paradigm:
         raise TracktaleError(

@@ -55,48 +55,70 @@ if TYPE_CHECKING:
 
     from tracktale.stimulus_set import StimulusSet
 
-PARADIGMS = ("boxes", "arithmetic")
-TERMS = {"boxes": ("steps", "instruction", "language"), "arithmetic": ("horizon", "lookback")}
-"""The testable terms of each paradigm; the first is the default."""
-COVARIATES = {
-    "boxes": ("steps", "instruction", "language"),
-    "arithmetic": ("horizon", "lookback", "operation"),
-}
 TESTS = ("participant-t", "glm-cluster", "glm-cluster-z")
-OUTCOMES = {"boxes": ("state-em", "step-em"), "arithmetic": ("faa",)}
+
+Simulate = Callable[["ListDesign", Mapping[str, float], float, bool, "np.random.Generator"], Any]
+
+
+@dataclass(frozen=True)
+class PowerModel:
+    """One paradigm's people power model, named by its plug-in (``power``).
+
+    Attributes:
+        terms: The testable terms; the first is the default.
+        covariates: The design variables of a participant's regression, in column order (the
+            second and third also enter as their interaction).
+        outcomes: The per-trial outcomes that can be tested; the first is the default.
+        effects: The generating model's own effects (the people's are added to them).
+        variable: A design variable's value on an item (``variable(name, item)``).
+        states: The states an item asks for (1 where a trial has one answer).
+        shifts: What the generating model subtracts from a variable (its slope counts the steps
+            after the first), by variable.
+        simulate: One participant's right answers per trial:
+            ``simulate(design, effects, ability, attentive, rng)``.
+    """
+
+    terms: tuple[str, ...]
+    covariates: tuple[str, ...]
+    outcomes: tuple[str, ...]
+    effects: Callable[[], dict[str, float]]
+    variable: Callable[[str, Any], float]
+    states: Callable[[Any], int]
+    simulate: Simulate
+    shifts: Mapping[str, float] = field(default_factory=dict)
+
+
+def power_paradigms() -> tuple[str, ...]:
+    """The paradigms that declare a people power model, in registration order."""
+    from tracktale.stimuli.registry import paradigms_with
+
+    return paradigms_with("power")
+
+
+def power_model(paradigm: str) -> PowerModel:
+    """The people power model ``paradigm``'s plug-in names.
+
+    Raises:
+        TracktaleError: For a paradigm without one.
+    """
+    from tracktale.stimuli.registry import get_plugin
+
+    if paradigm not in power_paradigms():
+        raise TracktaleError(f"no people power analysis for paradigm {paradigm!r}")
+    model: PowerModel = get_plugin(paradigm).load("power")
+    return model
 
 
 def default_effects(paradigm: str) -> dict[str, float]:
     """The generating model's effects: those of the study's simulated people.
 
-    boxes (log-odds of getting one state wrong): ``state_error`` after one step, ``steps``
-    per further step, ``instruction`` (flipped), ``language`` (synthetic); arithmetic
-    (log-odds of the right result): ``intercept``, ``horizon`` per step, ``lookback``
-    (look-back 3). Both: ``participant_sd``, ``inattentive`` (share of people who guess).
+    The paradigm's own (:attr:`PowerModel.effects`), then both of the people:
+    ``participant_sd``, ``inattentive`` (share of people who guess).
     """
     from tracktale.experiment.simulation import run as simulate
 
     people = {"participant_sd": 0.5, "inattentive": simulate.INATTENTIVE_RATE}
-    if paradigm == "boxes":
-        from tracktale.experiment.paradigms import boxes
-
-        return {
-            "state_error": boxes.STATE_ERROR_LOGIT,
-            "steps": boxes.STEP_SLOPE,
-            "instruction": boxes.CONDITION_SHIFT["flipped-truth"],
-            "language": boxes.CONDITION_SHIFT["synthetic"],
-            **people,
-        }
-    if paradigm == "arithmetic":
-        from tracktale.experiment.paradigms import arithmetic
-
-        return {
-            "intercept": arithmetic.BASE_LOGIT,
-            "horizon": -arithmetic.STEP_SLOPE,
-            "lookback": -arithmetic.LOOKBACK_SHIFT,
-            **people,
-        }
-    raise TracktaleError(f"no people power analysis for paradigm {paradigm!r}")
+    return {**power_model(paradigm).effects(), **people}
 
 
 @dataclass(frozen=True)
@@ -106,7 +128,7 @@ class PeoplePowerSettings:
     Attributes:
         sizes: Participants per simulated study.
         simulations: Simulated studies per size.
-        term: The tested term (``None``: the paradigm's first in :data:`TERMS`).
+        term: The tested term (``None``: the first of the paradigm's :attr:`PowerModel.terms`).
         test: One of :data:`TESTS`.
         outcome: boxes ``state-em`` (default) or ``step-em``; arithmetic ``faa``.
         alpha: Two-sided level.
@@ -149,38 +171,24 @@ def list_designs(stimulus_set: StimulusSet, paradigm: str) -> list[ListDesign]:
     from tracktale.experiment.study.design import LIST_IDS, DesignConfig
 
     study = get_human_study(paradigm)
+    model = power_model(paradigm)
     designs = []
     for list_id in LIST_IDS:
         plan = study.build_session(stimulus_set, list_id, 0, DesignConfig())
         items = [stimulus_set.get(t.item_id) for t in plan.trials if t.role == "main"]
-        variables = {name: np.array([_variable(paradigm, name, i) for i in items], dtype=float)
-                     for name in COVARIATES[paradigm]}  # fmt: skip
+        variables = {name: np.array([model.variable(name, i) for i in items], dtype=float)
+                     for name in model.covariates}  # fmt: skip
         centred = [values - values.mean() for values in variables.values()]
         # The two conditions' interaction saturates the condition cells, so a list whose
         # conditions are not balanced against the steps cannot lend their effects to steps.
         interaction = centred[1] * centred[2]
         columns = [np.ones(len(items)), *centred, interaction - interaction.mean()]
-        states = [len(i.truth["queried"]) if paradigm == "boxes" else 1 for i in items]
+        states = [model.states(i) for i in items]
         offsets = dict(variables)
-        if paradigm == "boxes":
-            offsets["steps"] = offsets["steps"] - 1  # the study's slope counts further steps
+        for name, shift in model.shifts.items():
+            offsets[name] = offsets[name] - shift
         designs.append(ListDesign(np.column_stack(columns), np.array(states), offsets))
     return designs
-
-
-def _variable(paradigm: str, name: str, item: Any) -> float:
-    condition = item.condition
-    if name == "steps":
-        return float(condition["n_steps"])
-    if name == "instruction":
-        return float(condition["instruction"] != "normal")
-    if name == "language":
-        return float(condition["language"] != "nl")
-    if name == "horizon":
-        return float(condition["horizon"])
-    if name == "lookback":
-        return float(int(condition["lookback"]) > 1)
-    return float(condition["operation"] != "add")
 
 
 def simulate_study(
@@ -190,28 +198,14 @@ def simulate_study(
     effects: Mapping[str, float],
     rng: np.random.Generator,
 ) -> list[np.ndarray]:
-    """One study: per participant, the right states (boxes) or results (arithmetic) per trial."""
-    import numpy as np
-
-    from tracktale.experiment.paradigms.arithmetic import INATTENTIVE_ACCURACY
-
+    """One study: per participant, the right states (or results) per trial."""
+    simulate = power_model(paradigm).simulate
     out = []
     for index in range(participants):
         design = designs[index % len(designs)]
         ability = rng.normal(0.0, effects["participant_sd"])
         attentive = rng.random() >= effects["inattentive"]
-        if paradigm == "boxes":
-            logit: Any = effects["state_error"] - ability
-            for name in ("steps", "instruction", "language"):
-                logit = logit + effects[name] * design.offsets[name]
-            error = 1 / (1 + np.exp(-logit)) if attentive else np.full(len(design.states), 0.5)
-            out.append(rng.binomial(design.states, 1 - error))
-        else:
-            logit = np.full(len(design.states), effects["intercept"] + ability)
-            for name in ("horizon", "lookback"):
-                logit = logit + effects[name] * design.offsets[name]
-            right = 1 / (1 + np.exp(-logit)) if attentive else INATTENTIVE_ACCURACY
-            out.append(rng.binomial(1, np.broadcast_to(right, design.states.shape)))
+        out.append(simulate(design, effects, ability, attentive, rng))
     return out
 
 
@@ -227,7 +221,7 @@ def test_study(
     import numpy as np
     from scipy import stats
 
-    column = 1 + COVARIATES[paradigm].index(term)
+    column = 1 + power_model(paradigm).covariates.index(term)
     design_of = [designs[i % len(designs)] for i in range(len(right))]
     if outcome == "step-em":
         values = [(r == d.states).astype(float) for r, d in zip(right, design_of, strict=True)]
@@ -300,17 +294,16 @@ def resolve(paradigm: str, settings: PeoplePowerSettings) -> tuple[str, str, dic
     Raises:
         TracktaleError: For a term, test, outcome or effect the paradigm does not have.
     """
-    if paradigm not in PARADIGMS:
-        raise TracktaleError(f"no people power analysis for paradigm {paradigm!r}")
-    term = settings.term or TERMS[paradigm][0]
-    if term not in TERMS[paradigm]:
+    model = power_model(paradigm)
+    term = settings.term or model.terms[0]
+    if term not in model.terms:
         raise TracktaleError(
-            f"{paradigm}: unknown term {term!r} (choose from {', '.join(TERMS[paradigm])})"
+            f"{paradigm}: unknown term {term!r} (choose from {', '.join(model.terms)})"
         )
-    outcome = settings.outcome or OUTCOMES[paradigm][0]
-    if outcome not in OUTCOMES[paradigm]:
+    outcome = settings.outcome or model.outcomes[0]
+    if outcome not in model.outcomes:
         raise TracktaleError(
-            f"{paradigm}: unknown outcome {outcome!r} (choose from {', '.join(OUTCOMES[paradigm])})"
+            f"{paradigm}: unknown outcome {outcome!r} (choose from {', '.join(model.outcomes)})"
         )
     if settings.test not in TESTS:
         raise TracktaleError(f"unknown test {settings.test!r} (choose from {', '.join(TESTS)})")

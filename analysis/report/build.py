@@ -9,14 +9,15 @@ nothing to show for this data. The page is rendered from those objects
 (:mod:`tracktale.analysis.report.render`), never from files read back. A paradigm's sections run in
 order and may pass results on through ``context.shared``. Each paradigm's analysis package
 (``tracktale.analysis.narrative``, ``.boxes``, ``.arithmetic``, mirroring ``tracktale.stimuli``)
-declares its sections as ``SECTIONS``; a new paradigm plugs in with one entry in
-:data:`SECTIONS` (or a call of :func:`register_section`), without editing anything else here.
+declares its sections as ``SECTIONS``, and its plug-in (:class:`tracktale.plugin.ParadigmPlugin`)
+names them; a new paradigm plugs in there (or with a call of :func:`register_section`), without
+editing anything here.
 """
 
 from __future__ import annotations
 
 import pkgutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,8 @@ from tracktale.analysis.report.style import SavedFigure
 from tracktale.analysis.report.tables import SavedTable
 from tracktale.atomic import atomic_write_text
 from tracktale.errors import TracktaleError
-from tracktale.stimuli.registry import paradigm_names
+from tracktale.registry import Registry
+from tracktale.stimuli.registry import PLUGINS, paradigms_with
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,19 +38,38 @@ if TYPE_CHECKING:
 
 SectionFunction = Callable[["ReportContext"], "SectionResult | list[SectionResult] | None"]
 
-SECTIONS: dict[str, list[str | SectionFunction]] = {
-    paradigm: [f"tracktale.analysis.{paradigm}:SECTIONS"] for paradigm in paradigm_names()
-}
-"""Paradigm -> its report sections, imported when a report needs them.
+Sections = Sequence[str | SectionFunction]
+"""A paradigm's report sections: section functions, ``module:function`` paths, or
+``module:NAME`` paths to a sequence of either."""
 
-Each entry is a section function, a ``module:function`` path, or a ``module:NAME`` path to a
-sequence of either: every paradigm's analysis package (``tracktale.analysis.<paradigm>``, beside
-``tracktale.stimuli.<paradigm>``) declares its own sections, in page order, as ``SECTIONS``."""
+SECTIONS: Registry[Sections] = Registry("report sections")
+"""Paradigm -> report sections registered here (:func:`register_section`), which take the place
+of those its plug-in names.
+
+Each paradigm's plug-in names its sections (:attr:`tracktale.plugin.ParadigmPlugin.report`):
+every paradigm's analysis package (``tracktale.analysis.<paradigm>``, beside
+``tracktale.stimuli.<paradigm>``) declares its own, in page order, as ``SECTIONS``, imported
+when a report needs them."""
+
+
+def sections_of(paradigm: str) -> Sections | None:
+    """The report sections of ``paradigm`` (``None``: it has none)."""
+    if paradigm in SECTIONS:
+        return SECTIONS.get(paradigm)
+    if paradigm in PLUGINS and PLUGINS.get(paradigm).has("report"):
+        sections: Sections = PLUGINS.get(paradigm).load("report")
+        return sections
+    return None
+
+
+def section_paradigms() -> tuple[str, ...]:
+    """The paradigms that have report sections: the registered ones in order, then the others."""
+    return tuple(dict.fromkeys([*paradigms_with("report"), *SECTIONS.names()]))
 
 
 def register_section(paradigm: str, target: str | SectionFunction) -> None:
     """Add a section (a ``module:function`` path or the function itself) to a paradigm."""
-    SECTIONS.setdefault(paradigm, []).append(target)
+    SECTIONS.add(paradigm, [*(sections_of(paradigm) or ()), target], lazy=False)
 
 
 @dataclass(frozen=True)
@@ -227,10 +248,10 @@ def run_sections(
     set_names = set_names or name_sets([None] * len(stimulus_sets), stimulus_sets)
     sections: list[SectionResult] = []
     present = list(dict.fromkeys(trials["paradigm"].dropna()))
-    for paradigm in [p for p in SECTIONS if p in present] + [
-        p for p in present if p not in SECTIONS
-    ]:
-        if paradigm not in SECTIONS:
+    known = section_paradigms()
+    for paradigm in [p for p in known if p in present] + [p for p in present if p not in known]:
+        declared = sections_of(paradigm)
+        if declared is None:
             sections.append(
                 SectionResult(paradigm, f"<p>No report sections are registered for {paradigm}.</p>")
             )
@@ -247,7 +268,7 @@ def run_sections(
             results=results,
             set_names=set_names,
         )
-        for function in (f for target in SECTIONS[paradigm] for f in _resolve(target)):
+        for function in (f for target in declared for f in _resolve(target)):
             section = function(context)
             if isinstance(section, list):
                 sections.extend(section)

@@ -24,6 +24,7 @@ from typing import Any
 from tracktale.errors import TracktaleError
 from tracktale.experiment.storage.store import Participant
 from tracktale.experiment.study.design import PlannedTrial
+from tracktale.experiment.study.errors import StudyRefusal
 from tracktale.experiment.study.scoring import ScoredResponse
 from tracktale.experiment.study.service import SURVEY_QUESTIONS, StudyService
 from tracktale.experiment.study.validation import (
@@ -280,5 +281,5 @@ class LabSession:
     def _call(function: Any, *args: Any) -> Any:
         try:
             return function(*args)
-        except ApiError as error:
+        except (ApiError, StudyRefusal) as error:
             raise TracktaleError(f"the study refused a lab write: {error.message}") from None

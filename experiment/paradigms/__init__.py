@@ -2,7 +2,8 @@
 
 The study server (sessions, serving, timing, storage, export) is the same for every paradigm;
 what differs is declared here, in one module per paradigm (``narrative.py``, ``boxes.py``,
-...), registered in :data:`_STUDIES`:
+...), named by the paradigm's plug-in
+(:class:`tracktale.plugin.ParadigmPlugin`, ``human_study``):
 
 - the study's defaults (``study_id``, title, time limits) when a study file names only its
   ``paradigm:``;
@@ -20,13 +21,12 @@ what differs is declared here, in one module per paradigm (``narrative.py``, ``b
   :meth:`HumanStudy.list_ids` and :meth:`HumanStudy.bind`, which gives the study for one set
   and one locale catalogue (:mod:`tracktale.experiment.study.locale`).
 
-A new paradigm adds one module and one registry line; nothing else in the server changes.
+A new paradigm adds one module and names it in its plug-in; nothing else in the server changes.
 """
 
 from __future__ import annotations
 
 import abc
-import importlib
 import random
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,18 +36,12 @@ from tracktale.errors import TracktaleError
 from tracktale.experiment.study.design import LIST_IDS, DesignConfig, PlannedTrial, SessionPlan
 from tracktale.experiment.study.locale import Catalogue
 from tracktale.item import Item
+from tracktale.stimuli.registry import DEFAULT_PARADIGM as DEFAULT_PARADIGM
+from tracktale.stimuli.registry import get_plugin, paradigms_with
 from tracktale.stimulus_set import StimulusSet
 
 if TYPE_CHECKING:
     from tracktale.experiment.study.scoring import ScoredResponse
-
-_STUDIES = {
-    "narrative": "tracktale.experiment.paradigms.narrative.study:STUDY",
-    "arithmetic": "tracktale.experiment.paradigms.arithmetic:STUDY",
-    "boxes": "tracktale.experiment.paradigms.boxes:STUDY",
-    "items": "tracktale.experiment.paradigms.items:STUDY",
-}
-DEFAULT_PARADIGM = "narrative"
 
 
 class HumanStudy(abc.ABC):
@@ -188,7 +182,7 @@ class HumanStudy(abc.ABC):
 
 def human_study_names() -> tuple[str, ...]:
     """The paradigms that have a human study."""
-    return tuple(_STUDIES)
+    return paradigms_with("human_study")
 
 
 def get_human_study(paradigm: str) -> HumanStudy:
@@ -197,9 +191,10 @@ def get_human_study(paradigm: str) -> HumanStudy:
     Raises:
         TracktaleError: If the paradigm has no human study.
     """
-    if paradigm not in _STUDIES:
+    if paradigm not in human_study_names():
         raise TracktaleError(
-            f"paradigm {paradigm!r} has no human study (choose from {', '.join(_STUDIES)})"
+            f"paradigm {paradigm!r} has no human study "
+            f"(choose from {', '.join(human_study_names())})"
         )
-    module_name, _, attribute = _STUDIES[paradigm].partition(":")
-    return getattr(importlib.import_module(module_name), attribute)
+    study: HumanStudy = get_plugin(paradigm).load("human_study")
+    return study

@@ -8,8 +8,8 @@ time the server served the trial and received the answer, and flagged (never dro
 those times contradict the browser's or the limits (:func:`timing_flags`), or when its content
 was served before the previous trial ended. The interval is measured on the monotonic clock
 (:mod:`.clock`), so a step of the wall clock fails nothing. A body whose own flags contradict
-its times is refused (422). A position served again is a restart, counted by the server
-whatever the browser says.
+its times is refused (:class:`.errors.InconsistentRequest`, which the web layer answers with
+422). A position served again is a restart, counted by the server whatever the browser says.
 
 The browser may ask for the next trials while answers to earlier ones still wait in its
 offline queue (they arrive in order once the connection is back), but not more than
@@ -22,7 +22,7 @@ import dataclasses
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tracktale.errors import TracktaleError
 from tracktale.experiment.storage import clock
@@ -30,8 +30,8 @@ from tracktale.experiment.storage.journal import Served
 from tracktale.experiment.storage.store import Participant, SaveResult
 from tracktale.experiment.study.config import Timing
 from tracktale.experiment.study.design import PlannedTrial
+from tracktale.experiment.study.errors import InconsistentRequest, WrongState
 from tracktale.experiment.study.scoring import ScoredResponse
-from tracktale.experiment.study.validation import ApiError
 from tracktale.experiment.study.words import (
     check_words,
     reading_content,
@@ -42,7 +42,10 @@ from tracktale.schema.derive import request_model
 from tracktale.trial import TrialRecord
 
 if TYPE_CHECKING:
-    from tracktale.experiment.study.service import StudyService
+    from tracktale.experiment.paradigms import HumanStudy
+    from tracktale.experiment.storage.store import Storage
+    from tracktale.experiment.study.config import StudyConfig
+    from tracktale.stimulus_set import StimulusSet
 
 MAX_UNANSWERED = 5
 """Served trials that may wait for their answers before the next one is served."""
@@ -107,6 +110,21 @@ def timing_flags(timing: Timing, data: Mapping[str, Any], elapsed_ms: float) -> 
     return flags
 
 
+class Study(Protocol):
+    """What the trial desk needs of its study (:class:`.service.StudyService` has it).
+
+    Declared here so that the desk and the service it serves do not import each other.
+    """
+
+    storage: Storage
+    config: StudyConfig
+    stimuli: StimulusSet
+    human: HumanStudy
+
+    def check_session_stimuli(self, participant: Participant) -> None:
+        """Refuse a session whose stimulus set is not the one being served."""
+
+
 class TrialDesk:
     """Serves and takes back the trials of one study.
 
@@ -114,7 +132,7 @@ class TrialDesk:
         service: The study.
     """
 
-    def __init__(self, service: StudyService) -> None:
+    def __init__(self, service: Study) -> None:
         self.service = service
 
     @property
@@ -123,29 +141,28 @@ class TrialDesk:
 
     def _check_open(self, participant: Participant) -> None:
         if participant.status in _ENDED:
-            raise ApiError(
-                409,
+            raise WrongState(
                 _ENDED[participant.status],
                 reason="closed",
                 participant_status=participant.status,
             )
         if participant.status != "started" or not participant.consent:
-            raise ApiError(409, "trials are only served and saved after consent", reason="closed")
+            raise WrongState("trials are only served and saved after consent", reason="closed")
         self.service.check_session_stimuli(participant)
 
     def _planned_at(self, participant: Participant, index: int) -> PlannedTrial:
         trials = participant.plan.trials
         if index >= len(trials):
-            raise ApiError(422, f"trial_index {index} is beyond this session's {len(trials)}")
+            raise InconsistentRequest(f"trial_index {index} is beyond this session's {len(trials)}")
         return trials[index]
 
     def serve(self, participant: Participant, index: int) -> dict[str, Any]:
         """Record that trial ``index`` starts and return its content.
 
         Raises:
-            ApiError: 409 before consent, after the end, for an answered trial, or while too
-                many served trials wait for their answers (``waiting_for`` lists them); 422
-                for a position beyond the plan or out of order.
+            WrongState: Before consent, after the end, for an answered trial, or while too
+                many served trials wait for their answers (``waiting_for`` lists them).
+            InconsistentRequest: For a position beyond the plan or out of order.
         """
         self._check_open(participant)
         planned = self._planned_at(participant, index)
@@ -154,15 +171,17 @@ class TrialDesk:
             stored = set(storage.trial_indices(participant.participant_id, connection))
             served = self._journal.served_counts(participant.participant_id, connection)
         if index in stored:
-            raise ApiError(409, f"trial {index} is already answered", answered=True)
+            raise WrongState(f"trial {index} is already answered", answered=True)
         if index not in served:
             missing = next((i for i in range(index) if i not in served), None)
             if missing is not None:
-                raise ApiError(422, f"trials are served in order: trial {missing} comes first")
+                raise InconsistentRequest(
+                    f"trials are served in order: trial {missing} comes first"
+                )
         waiting = sorted(i for i in served if i < index and i not in stored)
         if len(waiting) >= MAX_UNANSWERED:
-            raise ApiError(
-                409, "the answers to earlier trials have not arrived yet", waiting_for=waiting
+            raise WrongState(
+                "the answers to earlier trials have not arrived yet", waiting_for=waiting
             )
         self._journal.record_serve(participant.participant_id, index, participant.browser)
         times = served.get(index, 0) + 1
@@ -197,9 +216,10 @@ class TrialDesk:
             words: The validated words it carries (``validation.validate_words``).
 
         Raises:
-            ApiError: 409 before consent or after the end, or if the position holds another
-                answer; 422 if the trial contradicts the plan, was not served, or an earlier
-                trial is not answered yet.
+            WrongState: Before consent or after the end, or if the position holds another
+                answer.
+            InconsistentRequest: If the trial contradicts the plan, was not served, or an
+                earlier trial is not answered yet.
         """
         self._check_open(participant)
         planned = self._planned_at(participant, data["trial_index"])
@@ -215,7 +235,7 @@ class TrialDesk:
                 item, planned, data.get("response"), self.service.config.typed_answer_rule
             )
         except TracktaleError as error:
-            raise ApiError(422, str(error)) from None
+            raise InconsistentRequest(str(error)) from None
         answered = _Answer.now(self.service.storage.now(), served, previous_end)
         record = self._record(participant, planned, data, item.item_id, scored, answered)
         # A position holding another answer is a ConflictError (409, already_recorded).
@@ -239,7 +259,7 @@ class TrialDesk:
         :data:`OVERLAP_TOLERANCE_MS`); ``None`` for the first trial.
 
         Raises:
-            ApiError: 422 if the position was not served, shows another item or task than the
+            InconsistentRequest: If the position was not served, shows another item or task than the
                 answer names, or an earlier position is not answered yet.
         """
         # Not served first: a forged answer must not learn which item a position holds.
@@ -250,14 +270,14 @@ class TrialDesk:
             answered = storage.answered_before(participant.participant_id, index, connection)
             previous = storage.answer_time(participant.participant_id, index - 1, connection)
         if served is None:
-            raise ApiError(422, f"trial {index} was not served")
+            raise InconsistentRequest(f"trial {index} was not served")
         if (data["item_id"], data["task"]) != (planned.item_id, planned.task):
-            raise ApiError(422, f"trial {index} shows another item or task")
+            raise InconsistentRequest(f"trial {index} shows another item or task")
         if answered != index:
             stored = set(storage.trial_indices(participant.participant_id))
             missing = next(i for i in range(index) if i not in stored)
-            raise ApiError(
-                422, f"trial {missing} is not answered yet (answers are accepted in order)"
+            raise InconsistentRequest(
+                f"trial {missing} is not answered yet (answers are accepted in order)"
             )
         if previous is None:
             return served, None
@@ -327,25 +347,24 @@ def _check_response_given(data: Mapping[str, Any]) -> None:
     """A timed-out answer has neither a response nor its time; any other answer has both.
 
     Raises:
-        ApiError: 422 where the answer mixes them.
+        InconsistentRequest: Where the answer mixes them.
     """
     response = data.get("response")
     if data["timed_out"] != (response is None):
-        raise ApiError(422, "a timed-out trial has no response, any other trial has one")
+        raise InconsistentRequest("a timed-out trial has no response, any other trial has one")
     if (response is None) != (data.get("response_time_ms") is None):
-        raise ApiError(422, "response_time_ms must be given exactly when there is a response")
+        raise InconsistentRequest("response_time_ms must be given exactly when there is a response")
 
 
 def _check_timeouts(timing: Timing, data: Mapping[str, Any]) -> None:
     """A reading that timed out lasted its limit: a body that says otherwise contradicts itself.
 
     Raises:
-        ApiError: 422 naming the contradiction.
+        InconsistentRequest: Naming the contradiction.
     """
     reading = float(data["reading_time_ms"])
     if data["reading_timed_out"] and reading < timing.reading_ms - LIMIT_SLACK_MS:
-        raise ApiError(
-            422,
+        raise InconsistentRequest(
             f"reading_timed_out is true, but reading_time_ms ({reading:.0f}) is shorter than "
             f"the reading limit ({timing.reading_ms} ms)",
         )

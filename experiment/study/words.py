@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.study.validation import ApiError
+from tracktale.experiment.study.errors import InconsistentRequest
 from tracktale.item import Item
 from tracktale.schema import WordRecord
 from tracktale.stimulus_set import StimulusSet
@@ -103,35 +103,35 @@ def check_words(
         redo: The study's ``maze_redo``.
 
     Raises:
-        ApiError: 422 if the study shows whole stories, a word's mode is not the study's, a
+        InconsistentRequest: If the study shows whole stories, a word's mode is not the study's, a
             Maze word lacks its choice, correctness or distractor (or a self-paced word has
             one), a Maze word's ``errors`` contradicts ``redo`` (or, without it, a wrong
             choice is not the last word), or a word is not the story's word at its position.
     """
     if mode == "whole":
-        raise ApiError(422, "this study shows whole stories: its trials have no words")
+        raise InconsistentRequest("this study shows whole stories: its trials have no words")
     for index, word in enumerate(words):
         if word["mode"] != mode:
-            raise ApiError(422, f"words[{index}]: this study's reading mode is {mode}")
+            raise InconsistentRequest(f"words[{index}]: this study's reading mode is {mode}")
         maze = mode == "maze"
         present = [name for name in _MAZE_ONLY if word.get(name) is not None]
         if maze and len(present) < len(_MAZE_ONLY):
             missing = next(name for name in _MAZE_ONLY if name not in present)
-            raise ApiError(422, f"words[{index}]: a Maze word needs {missing!r}")
+            raise InconsistentRequest(f"words[{index}]: a Maze word needs {missing!r}")
         if not maze and (present or word.get("errors") is not None):
-            raise ApiError(422, f"words[{index}]: a self-paced word has Maze fields")
+            raise InconsistentRequest(f"words[{index}]: a self-paced word has Maze fields")
         if maze:
             _check_maze_word(index, word, redo, last=index == len(words) - 1)
         if not _matches(word, shown):
-            raise ApiError(422, f"words[{index}]: not the story's word at its position")
+            raise InconsistentRequest(f"words[{index}]: not the story's word at its position")
 
 
 def _check_maze_word(index: int, word: Mapping[str, Any], redo: bool, last: bool) -> None:
     if (word.get("errors") is not None) != redo:
         wanted = "counts its errors" if redo else "has no errors count"
-        raise ApiError(422, f"words[{index}]: a Maze word {wanted} in this study")
+        raise InconsistentRequest(f"words[{index}]: a Maze word {wanted} in this study")
     if not redo and not word["correct"] and not last:
-        raise ApiError(422, f"words[{index}]: a wrong choice ends the Maze without redo")
+        raise InconsistentRequest(f"words[{index}]: a wrong choice ends the Maze without redo")
 
 
 def _matches(word: Mapping[str, Any], shown: Sequence[str]) -> bool:

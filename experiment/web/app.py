@@ -23,6 +23,7 @@ from tracktale.errors import ConflictError, StorageUnavailable, TracktaleError
 from tracktale.experiment.paradigms import HumanStudy, get_human_study
 from tracktale.experiment.storage.store import Storage
 from tracktale.experiment.study.config import STUDY_ENV, Secrets, StudyConfig, load_study
+from tracktale.experiment.study.errors import InconsistentRequest, StudyRefusal, WrongState
 from tracktale.experiment.study.instructions import GENDERS, session_screens
 from tracktale.experiment.study.locale import Catalogue
 from tracktale.experiment.study.service import StudyService, load_stimuli
@@ -44,6 +45,10 @@ CONTENT_SECURITY_POLICY = (
 )
 REDIRECT_DELAY_MS = 5000
 """How long the final screen shows the completion code before the redirect to Prolific."""
+
+
+REFUSAL_STATUS: dict[type[StudyRefusal], int] = {WrongState: 409, InconsistentRequest: 422}
+"""The HTTP status of each refusal the study's rules raise (only the web layer knows them)."""
 
 
 def create_app(
@@ -168,6 +173,11 @@ def _register_hooks(app: Flask, service: StudyService) -> None:
     @app.errorhandler(ApiError)
     def api_error(error: ApiError):
         return error_response(error)
+
+    @app.errorhandler(StudyRefusal)
+    def refused(error: StudyRefusal):
+        status = REFUSAL_STATUS[type(error)]
+        return error_response(ApiError(status, error.message, **error.details))
 
     @app.errorhandler(ConflictError)
     def conflict(error: ConflictError):

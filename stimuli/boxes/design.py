@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import tracktale.stimuli.boxes.distractors as distractor_bank
 from tracktale.errors import TracktaleError
-from tracktale.stimuli.boxes import distractors as distractor_bank
 from tracktale.stimuli.boxes.language import sample_synthetic_words, vocabulary
 from tracktale.stimuli.boxes.render import Plan
 from tracktale.stimuli.boxes.world import Action

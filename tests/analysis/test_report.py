@@ -1,5 +1,6 @@
 import contextlib
 import io
+import pkgutil
 import re
 
 import pandas as pd
@@ -142,7 +143,14 @@ def test_sections_plug_in_through_the_registry(trial_table, tmp_path, monkeypatc
     def extra(context):
         return SectionResult(title="extra", html=f"<p>{len(context.models)} model rows</p>")
 
-    monkeypatch.setitem(report_module.SECTIONS, "narrative", [extra])
+    report_module.SECTIONS.add("narrative", [extra], lazy=False)
+    try:
+        _run_the_extra_section(trial_table, tmp_path)
+    finally:
+        report_module.SECTIONS.remove("narrative")
+
+
+def _run_the_extra_section(trial_table, tmp_path):
     other = trial_table.assign(paradigm="chess")
     sections = run_sections(trial_table.head(0), None, tmp_path, ReportOptions())
     assert sections == []
@@ -485,8 +493,11 @@ def test_accuracies_read_in_percent_like_the_text_and_other_quantities_keep_thei
 def test_every_registered_paradigm_declares_its_report_sections_beside_its_stimuli():
     from tracktale.stimuli.registry import paradigm_names
 
-    assert set(report_module.SECTIONS) == set(paradigm_names())
+    assert set(report_module.section_paradigms()) == set(paradigm_names())
     for paradigm in paradigm_names():
+        assert report_module.sections_of(paradigm) is pkgutil.resolve_name(
+            f"tracktale.analysis.{paradigm}:SECTIONS"
+        )
         functions = report_module._resolve(f"tracktale.analysis.{paradigm}:SECTIONS")
         assert functions and all(callable(function) for function in functions)
 

@@ -110,7 +110,7 @@ def test_an_ill_typed_generation_detail_fails_the_run(stimulus_set):
 
 def test_the_registry_names_each_backends_own_details_record():
     for name in registry.backend_names():
-        scorer = pkgutil.resolve_name(registry._BACKENDS[name])
+        scorer = pkgutil.resolve_name(registry.BACKENDS.get(name).scorer)
         assert registry.generation_details(name) is scorer.generation_details, name
     assert registry.generation_details("hf") is GenerationDetails
 

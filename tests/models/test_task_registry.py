@@ -31,14 +31,20 @@ OLD_STANDARD_COLUMNS = (
 
 
 @pytest.fixture
-def registered(monkeypatch):
+def registered():
     """Register a task for one test; the registry is as it was afterwards."""
+    before = dict(TASK_REGISTRY.items())
 
     def register(task: Task) -> Task:
-        monkeypatch.setitem(TASK_REGISTRY, task.name, task)
+        TASK_REGISTRY.add(task.name, task, lazy=False)
         return task
 
-    return register
+    yield register
+    for name in TASK_REGISTRY.names():
+        if name not in before:
+            TASK_REGISTRY.remove(name)
+    for name, task in before.items():
+        TASK_REGISTRY.add(name, task, lazy=False)
 
 
 def test_the_registry_holds_the_contracts_tasks_and_the_stages_follow_it():

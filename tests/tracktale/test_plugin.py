@@ -1,0 +1,121 @@
+"""A paradigm is one plug-in: one declaration, one registration, every stage finds its part."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tracktale.analysis.power.people import PowerModel, power_model, power_paradigms
+from tracktale.analysis.report import build as report
+from tracktale.errors import TracktaleError
+from tracktale.experiment.paradigms import HumanStudy, get_human_study, human_study_names
+from tracktale.models.tasks import task_names
+from tracktale.plugin import ParadigmPlugin
+from tracktale.registry import UnknownName
+from tracktale.stimuli.paradigm import Paradigm
+from tracktale.stimuli.registry import PLUGINS, get_paradigm, get_plugin, paradigm_names
+
+TOY = ParadigmPlugin(
+    name="toy",
+    stimuli="tests.tracktale.registry_target:VALUE",
+    human_study="tests.tracktale.registry_target:VALUE",
+    model_tasks=("implicit",),
+    report="tests.tracktale.test_plugin:TOY_SECTIONS",
+)
+
+
+def toy_section(context):
+    return report.SectionResult(title=f"{context.paradigm}: toy", html="<p>toy</p>")
+
+
+TOY_SECTIONS = (toy_section,)
+
+
+@pytest.fixture
+def toy():
+    """The toy paradigm registered for one test: the one line a new paradigm adds."""
+    PLUGINS.add("toy", TOY, lazy=False)
+    yield TOY
+    PLUGINS.remove("toy")
+
+
+def test_the_four_paradigms_are_registered_once_each_in_order():
+    assert paradigm_names() == ("narrative", "boxes", "arithmetic", "items")
+    for name in paradigm_names():
+        plugin = get_plugin(name)
+        assert isinstance(plugin, ParadigmPlugin) and plugin.name == name
+
+
+@pytest.mark.parametrize("name", ["narrative", "boxes", "arithmetic", "items"])
+def test_every_declared_part_resolves_to_what_its_stage_expects(name):
+    plugin = get_plugin(name)
+    stimuli = get_paradigm(name)
+    assert isinstance(stimuli, Paradigm) and stimuli.name == name
+    study = get_human_study(name)
+    assert isinstance(study, HumanStudy) and study.paradigm == name
+    sections = report.sections_of(name)
+    assert sections and all(callable(f) for f in report._resolve(list(sections)))
+    assert plugin.model_tasks and set(plugin.model_tasks) <= set(task_names())
+    if plugin.has("power"):
+        assert isinstance(power_model(name), PowerModel)
+    assert set(plugin.references()) == {"stimuli", "human_study", "report"} | (
+        {"power"} if plugin.has("power") else set()
+    )
+
+
+def test_power_models_are_those_the_plugins_declare():
+    assert power_paradigms() == ("boxes", "arithmetic")
+    assert power_model("boxes").terms[0] == "steps"
+    with pytest.raises(TracktaleError, match="no people power analysis for paradigm 'narrative'"):
+        power_model("narrative")
+
+
+def test_listing_the_paradigms_imports_none_of_them():
+    code = (
+        "import sys\n"
+        "from tracktale.stimuli.registry import paradigm_names\n"
+        "assert paradigm_names()\n"
+        "loaded = [m for m in sys.modules if m.startswith(('tracktale.stimuli.narrative',"
+        " 'tracktale.stimuli.boxes', 'tracktale.experiment', 'tracktale.analysis'))]\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_an_unknown_paradigm_is_a_domain_error_listing_the_known():
+    with pytest.raises(UnknownName, match=r"unknown paradigm 'chess' \(choose from narrative, "):
+        get_plugin("chess")
+    with pytest.raises(TracktaleError, match="paradigm 'chess' has no human study"):
+        get_human_study("chess")
+
+
+def test_a_new_paradigm_plugs_into_every_stage_with_one_registration(toy, tmp_path):
+    import pandas as pd
+
+    assert "toy" in paradigm_names()
+    assert get_paradigm("toy") == {"answer": 42}  # what the declaration names, resolved
+    assert "toy" in human_study_names() and get_human_study("toy") == {"answer": 42}
+    assert "toy" in report.section_paradigms()
+    trials = pd.DataFrame({"paradigm": ["toy"], "agent_kind": ["model"]})
+    sections = report.run_sections(trials, None, tmp_path, report.ReportOptions())
+    assert [s.title for s in sections] == ["toy: toy"]
+    with pytest.raises(TracktaleError, match="no people power analysis for paradigm 'toy'"):
+        power_model("toy")
+
+
+@pytest.mark.parametrize(
+    ("parts", "message"),
+    [
+        (
+            {"human_study": "tracktale.analysis.toy:STUDY"},
+            "human_study must be a tracktale.experiment",
+        ),
+        ({"report": "tracktale.models.toy:S"}, "report must be a tracktale.analysis"),
+        ({"power": "no_colon_here"}, "'module:attribute' reference"),
+    ],
+)
+def test_a_part_of_tracktale_must_belong_to_its_stage(parts, message):
+    with pytest.raises(ValueError, match=message):
+        ParadigmPlugin(name="toy", stimuli="tracktale.stimuli.toy:PARADIGM", **parts)
