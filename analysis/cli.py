@@ -643,3 +643,7 @@ def simulate(
             else:
                 table.to_parquet(handle, index=False)
     click.echo(f"wrote {len(data.trials)} trials of {participants} participants to {out}")
+
+from tracktale.analysis.reading.cli import reading  # noqa: E402 - registered after the group
+
+analysis.add_command(reading)
