@@ -10,7 +10,8 @@ Predictors are centred. Engines:
   Intervals: Wald, estimate ± 1.96 SE.
 - ``statsmodels`` (the declared fallback without R): OLS with participant fixed effects and
   standard errors clustered two ways, by participant and by item (Cameron, Gelbach & Miller
-  2011), which stands in for the random item intercepts and the by-participant slope.
+  2011; each at least the one-way clustered ones), which stands in for the random item
+  intercepts and the by-participant slope.
 """
 
 from __future__ import annotations
@@ -104,13 +105,16 @@ def _ols(frame: pd.DataFrame, name: str, terms: list[str]) -> Fit:
     participants = pd.Categorical(frame["participant"])
     dummies = np.eye(len(participants.categories))[participants.codes]
     design = np.column_stack([frame[terms].to_numpy(float), dummies])
-    groups = np.column_stack([participants.codes, pd.Categorical(frame["item"]).codes])
-    result = sm.OLS(frame["log_rt"].to_numpy(float), design).fit(
-        cov_type="cluster", cov_kwds={"groups": groups}
-    )
-    fixed = pd.DataFrame(
-        {"term": terms, "estimate": result.params[: len(terms)], "se": result.bse[: len(terms)]}
-    )
+    items = pd.Categorical(frame["item"]).codes
+    model = sm.OLS(frame["log_rt"].to_numpy(float), design)
+    variances = []
+    for groups in (np.column_stack([participants.codes, items]), participants.codes, items):
+        result = model.fit(cov_type="cluster", cov_kwds={"groups": groups})
+        variances.append(np.diag(result.cov_params())[: len(terms)])
+    # The two-way variance (V_p + V_i - V_pi) can come out negative; no SE is allowed below
+    # either one-way clustered one.
+    se = np.sqrt(np.maximum.reduce(variances))
+    fixed = pd.DataFrame({"term": terms, "estimate": result.params[: len(terms)], "se": se})
     return Fit(name, "statsmodels", _with_interval(fixed))
 
 
