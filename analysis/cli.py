@@ -644,6 +644,7 @@ def simulate(
                 table.to_parquet(handle, index=False)
     click.echo(f"wrote {len(data.trials)} trials of {participants} participants to {out}")
 
+
 from tracktale.analysis.reading.cli import reading  # noqa: E402 - registered after the group
 
 analysis.add_command(reading)
