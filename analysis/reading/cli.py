@@ -18,6 +18,11 @@ _EXISTING = click.Path(exists=True, path_type=Path)
 @click.option("--times", type=_EXISTING, help="Per-word reading times (.csv or .parquet).")
 @click.option("--models", type=_EXISTING, help="Results store with sequence word surprisal.")
 @click.option(
+    "--stimuli",
+    type=_EXISTING,
+    help="The imported stimulus set the models scored: reading times name its items as its table.",
+)
+@click.option(
     "--simulate",
     is_flag=True,
     help="Analyse a simulated study (planted slope --slope) instead of --times/--models.",
@@ -88,7 +93,7 @@ def _inputs(opts: dict) -> tuple:
         ReadingDesign,
         simulate_study,
     )
-    from tracktale.analysis.reading.surprisal import model_words
+    from tracktale.analysis.reading.surprisal import item_names, model_words
 
     if opts["simulate"]:
         design = ReadingDesign(
@@ -104,5 +109,6 @@ def _inputs(opts: dict) -> tuple:
         return check_reading_times(reading_times, "simulation"), words, [SIMULATED_MODEL]
     if opts["times"] is None or opts["models"] is None:
         raise TracktaleError("give --times and --models, or --simulate")
-    words, columns = model_words(opts["models"])
+    names = item_names(opts["stimuli"]) if opts["stimuli"] else None
+    words, columns = model_words(opts["models"], names)
     return read_reading_times(opts["times"]), words, columns

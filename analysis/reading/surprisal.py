@@ -40,8 +40,29 @@ class SurprisalColumn:
         return f"{self.model_id}@{self.revision}" if self.revision else self.model_id
 
 
-def model_words(store: Path) -> tuple[pd.DataFrame, list[SurprisalColumn]]:
+def item_names(stimuli: Path) -> dict[str, str]:
+    """Item id -> the item's name in the imported table (``truth["item"]``), where it has one.
+
+    Imported items' ids are hashes of their content; a reading-time table names them as the
+    item table did.
+    """
+    from tracktale.stimulus_set import read_stimulus_set
+
+    return {
+        item.item_id: str(item.truth["item"])
+        for item in read_stimulus_set(stimuli).items
+        if isinstance(item.truth, dict) and "item" in item.truth
+    }
+
+
+def model_words(
+    store: Path, names: dict[str, str] | None = None
+) -> tuple[pd.DataFrame, list[SurprisalColumn]]:
     """The store's word surprisals: one row per item and word, one column per model.
+
+    Args:
+        store: The results store.
+        names: Item id -> the name the reading times use (:func:`item_names`).
 
     Returns:
         A frame with ``item``, ``word_index``, ``model_word`` and the surprisal columns, and
@@ -55,7 +76,9 @@ def model_words(store: Path) -> tuple[pd.DataFrame, list[SurprisalColumn]]:
     from tracktale.models.store import read_results
 
     rows = read_results(store, ["words", "word_surprisals"])
-    rows = rows[(rows["task"] == "sequence") & rows["words"].notna()]
+    rows = rows[(rows["task"] == "sequence") & rows["words"].notna()].copy()
+    if names:
+        rows["item_id"] = rows["item_id"].map(lambda item: names.get(item, item))
     if rows.empty:
         raise TracktaleError(
             f"{store}: no sequence rows with word surprisal (score with --task sequence "

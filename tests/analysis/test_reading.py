@@ -168,3 +168,25 @@ def test_the_command_writes_tables_figures_and_summary(tmp_path):
     missing = CliRunner().invoke(analysis, ["reading", "--out", str(out)])
     assert isinstance(missing.exception, TracktaleError)
     assert "give --times and --models" in str(missing.exception)
+
+
+def test_imported_items_are_joined_by_their_table_name(tmp_path):
+    from tracktale.analysis.reading.surprisal import item_names
+    from tracktale.app.cli import cli
+
+    (tmp_path / "stories.csv").write_text("item,story,text\ns1,a,A big dog.\ns2,b,It ran.\n")
+    (tmp_path / "design.yaml").write_text(
+        "language: en\nfactors:\n  story:\n    levels: [a, b]\n    within_items: false\n"
+        "columns:\n  item: item\n  text: text\n"
+    )
+    arguments = ["stimuli", "import", str(tmp_path / "stories.csv"), "--design",
+                 str(tmp_path / "design.yaml"), "--out", str(tmp_path / "set")]  # fmt: skip
+    assert CliRunner().invoke(cli, arguments).exit_code == 0
+    names = item_names(tmp_path / "set")
+    assert sorted(names.values()) == ["s1", "s2"] and all(len(key) == 16 for key in names)
+    hashed = {name: key for key, name in names.items()}
+    record = _sequence_record("m", "", hashed["s1"], ["A", "big", "dog."], [1.0, 2.0, 3.0])
+    store.write_shard(tmp_path / "store", [record])
+    table, columns = model_words(tmp_path / "store", names)
+    joined = join_surprisal(_reading("s1", ["A", "big", "dog."]), table, columns)
+    assert joined["surprisal_0"].tolist() == [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]
