@@ -7,7 +7,7 @@ beside it. The simulated truth is richer than the regressions (item intercepts, 
 frequency and surprisal slopes, lognormal RTs): :mod:`tracktale.analysis.reading.simulate`.
 
 Run: .venv/bin/python benchmarks/bench_reading_calibration.py [--studies 200]
-[--engine auto|lme4|statsmodels] [--permutations 99] [--seed 0]
+[--engine auto|lme4|statsmodels] [--permutations 99] [--seed 0] [--part both|slope|null]
 Asserts nothing.
 """
 
@@ -45,11 +45,20 @@ def main() -> None:
     parser.add_argument("--permutations", type=int, default=99)
     parser.add_argument("--folds", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--part", default="both", choices=["both", "slope", "null"])
     args = parser.parse_args()
     engine = resolve_engine(args.engine)
     design = ReadingDesign()
     print(f"design: {design}")
     print(f"engine {engine}, {args.folds} folds over participants; {_load()}")
+    if args.part != "null":
+        _slope_part(design, engine, args)
+    if args.part != "slope":
+        _null_part(design, args)
+    print(f"\n{_load()}")
+
+
+def _slope_part(design: ReadingDesign, engine: str, args: argparse.Namespace) -> None:
     start = time.time()
     slope_options = ReadingOptions(engine=engine, folds=args.folds, permutations=0)
     planted = [run_study(design, slope_options, args.seed + i) for i in range(args.studies)]
@@ -60,6 +69,9 @@ def main() -> None:
         f"{time.time() - start:.0f} s"
     )
     _rate("slope interval covers the planted slope", covered, len(planted))
+
+
+def _null_part(design: ReadingDesign, args: argparse.Namespace) -> None:
     start = time.time()
     # The null studies' regressions are not used: the fallback engine keeps them cheap.
     null_options = ReadingOptions(
@@ -78,7 +90,6 @@ def main() -> None:
     _rate("paired t on per-word ΔLL rejects", sum(o.p_paired_t <= ALPHA for o in null), len(null))
     mean_delta = sum(o.delta_ll for o in null) / len(null)
     print(f"  mean ΔLL under the null: {1000 * mean_delta:.3f} millinats per word")
-    print(f"\n{_load()}")
 
 
 if __name__ == "__main__":
