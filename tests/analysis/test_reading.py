@@ -190,3 +190,30 @@ def test_imported_items_are_joined_by_their_table_name(tmp_path):
     table, columns = model_words(tmp_path / "store", names)
     joined = join_surprisal(_reading("s1", ["A", "big", "dog."]), table, columns)
     assert joined["surprisal_0"].tolist() == [1.0, 2.0, 3.0, 1.0, 2.0, 3.0]
+
+
+def test_checkpoints_and_sizes_get_their_tokens_and_figures(tmp_path):
+    from tracktale.analysis.reading.outputs import write_outputs
+    from tracktale.analysis.reading.surprisal import SurprisalColumn
+
+    reading, words = simulate_study(SMALL, 5)
+    noise = np.random.default_rng(1)
+    columns = [
+        SurprisalColumn("surprisal_0", "EleutherAI/pythia-70m", "step1000"),
+        SurprisalColumn("surprisal_1", "EleutherAI/pythia-70m", "step143000"),
+        SurprisalColumn("surprisal_2", "EleutherAI/pythia-160m", ""),
+    ]
+    base = words["surprisal_0"].to_numpy()
+    words["surprisal_1"] = base + noise.normal(0, 0.5, len(base))
+    words["surprisal_2"] = base + noise.normal(0, 1.0, len(base))
+    words["surprisal_0"] = noise.permutation(base)  # an early checkpoint: unrelated
+    options = ReadingOptions(engine="statsmodels", folds=4, permutations=0)
+    result = analyse_reading(reading, words, columns, options)
+    delta = result.delta_ll.set_index("revision")
+    assert delta.loc["step1000", "training_tokens"] == 1000 * 2_097_152
+    assert delta.loc["step143000", "delta_ll_per_word"] > delta.loc["step1000", "delta_ll_per_word"]
+    assert delta.loc["", "parameters"] == 160e6
+    write_outputs(result, options, tmp_path)
+    for name in ("reading_delta_ll_by_tokens", "reading_delta_ll_by_size"):
+        assert (tmp_path / f"{name}.png").is_file(), name
+    assert "EleutherAI/pythia-70m | step1000" in (tmp_path / "summary.md").read_text()
