@@ -4,6 +4,7 @@ recovery of a planted surprisal slope, ΔLL near zero without one, and the comma
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -120,9 +121,9 @@ def test_frequencies_need_wordfreq_or_a_column():
         pytest.skip("wordfreq is installed")
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_a_planted_slope_is_recovered_within_its_interval(seed):
-    outcome = run_study(SMALL, FAST, seed)
+@pytest.mark.parametrize(("seed", "fold_by"), [(1, "participants"), (2, "items")])
+def test_a_planted_slope_is_recovered_within_its_interval(seed, fold_by):
+    outcome = run_study(SMALL, replace(FAST, fold_by=fold_by), seed)
     assert outcome.covered, outcome
     assert outcome.delta_ll > 0 and outcome.p_permutation <= 0.05
 
