@@ -218,3 +218,18 @@ def test_checkpoints_and_sizes_get_their_tokens_and_figures(tmp_path):
     for name in ("reading_delta_ll_by_tokens", "reading_delta_ll_by_size"):
         assert (tmp_path / f"{name}.png").is_file(), name
     assert "EleutherAI/pythia-70m | step1000" in (tmp_path / "summary.md").read_text()
+
+
+def test_lmer_recovers_the_planted_slope(lme4):
+    design = replace(SMALL, participants=12)
+    reading, words = simulate_study(design, 11)
+    options = replace(FAST, engine="lme4", permutations=0)
+    result = analyse_reading(reading, words, [SIMULATED_MODEL], options)
+    assert result.engine == "lme4" and set(result.coefficients["engine"]) == {"lme4"}
+    row = result.delta_ll.iloc[0]
+    assert row["slope_ci_low"] <= design.surprisal_slope <= row["slope_ci_high"]
+    # The baseline has no surprisal term; the full model has it and its two spillovers.
+    terms = result.coefficients.groupby("model")["term"].apply(set)
+    assert terms["simulated-model"] - terms["baseline"] == {
+        "surprisal_0", "surprisal_0_1", "surprisal_0_2"
+    }  # fmt: skip
