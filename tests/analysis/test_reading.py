@@ -4,6 +4,7 @@ recovery of a planted surprisal slope, ΔLL near zero without one, and the comma
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import replace
 
 import numpy as np
@@ -109,16 +110,16 @@ def test_exclusions_are_counted_under_the_first_rule():
     assert rows["words read"] == sum(counts["rows"].iloc[1:-1]) + rows["kept"]
 
 
-def test_frequencies_need_wordfreq_or_a_column():
-    pytest.importorskip("pandas")
-    try:
-        import wordfreq  # noqa: F401
-    except ImportError:
-        words = pd.DataFrame({"item": "s", "word_index": [0], "model_word": ["A"]})
-        with pytest.raises(TracktaleError, match="pip install wordfreq"):
-            word_table(words, pd.DataFrame({"item": ["s"]}), [], 1)
-    else:
-        pytest.skip("wordfreq is installed")
+def test_frequencies_need_wordfreq_or_a_column(monkeypatch):
+    words = pd.DataFrame({"item": "s", "word_index": [0, 1], "model_word": ["The", "aardvark."]})
+    monkeypatch.setitem(sys.modules, "wordfreq", None)  # as if it were not installed
+    with pytest.raises(TracktaleError, match="pip install wordfreq"):
+        word_table(words, pd.DataFrame({"item": ["s"]}), [], 1)
+    monkeypatch.undo()
+    pytest.importorskip("wordfreq")
+    table = word_table(words, pd.DataFrame({"item": ["s"]}), [], 1)
+    frequent, rare = table["log_frequency"]
+    assert frequent > rare > math.log(1e-9)  # punctuation stripped: "aardvark" is a word
 
 
 @pytest.mark.parametrize(("seed", "fold_by"), [(1, "participants"), (2, "items")])
