@@ -11,7 +11,8 @@ participants' intercept variance, so the held-out density is the marginal one.
 The test (one-sided: does surprisal help?) permutes the part of surprisal that the baseline
 predictors do not explain across the scored words (item and position), recomputes its spillover
 and the whole cross-validation, and counts permuted ΔLL at least as large as the observed one
-(Freedman & Lane 1983). A paired t-test on the per-word differences is reported beside it; it
+(residuals under the reduced model, as in Freedman & Lane 1983, but of the predictor rather
+than of the response). A paired t-test on the per-word differences is reported beside it; it
 ignores that one person's (and one item's) words are not independent, and with nested models
 cross-validated ΔLL is biased below zero under the null, so its error rate is not the nominal
 one (see benchmarks/bench_reading_calibration.py).
