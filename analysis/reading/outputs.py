@@ -108,14 +108,14 @@ def summary_text(result: ReadingResult, options: ReadingOptions) -> str:
     lines = [
         "# Reading times and surprisal",
         "",
-        f"Regressions: **{result.engine}**"
+        f"- Regressions: **{result.engine}**"
         + (" (lmer, random intercepts for participants and items, by-participant surprisal"
            " slope)" if result.engine == "lme4" else
            " (fallback without R: OLS with participant fixed effects, SEs clustered by"
            " participant and item)"),
-        f"ΔLL: {options.folds}-fold cross-validation over {options.fold_by}; one-sided "
+        f"- ΔLL: {options.folds}-fold cross-validation over {options.fold_by}; one-sided "
         f"permutation test with {options.permutations} permutations.",
-        f"Exclusions: RT outside {rules.min_rt_ms:g}-{rules.max_rt_ms:g} ms, first/last word "
+        f"- Exclusions: RT outside {rules.min_rt_ms:g}-{rules.max_rt_ms:g} ms, first/last word "
         f"of a screen: {rules.first_last}, words with punctuation: {rules.punctuation}.",
         "",
         "| rule | rows |",

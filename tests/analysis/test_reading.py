@@ -109,6 +109,14 @@ def test_exclusions_are_counted_under_the_first_rule():
     assert rows["kept"] == 3 and sorted(kept["word"]) == ["big", "dog", "dog"]
     assert rows["words read"] == sum(counts["rows"].iloc[1:-1]) + rows["kept"]
 
+    maze = joined.assign(correct=True)
+    maze.loc[2, "correct"] = False  # p1's "dog": the distractor was chosen
+    kept, counts = exclude(maze, Exclusions(), ["length_1", "surprisal_0_1"])
+    assert dict(zip(counts["rule"], counts["rows"], strict=True))["Maze error"] == 1
+    assert sorted(kept["word"]) == ["big", "dog"]
+    kept, _ = exclude(maze, Exclusions(maze_errors=False), ["length_1", "surprisal_0_1"])
+    assert len(kept) == 3
+
 
 def test_frequencies_need_wordfreq_or_a_column(monkeypatch):
     words = pd.DataFrame({"item": "s", "word_index": [0, 1], "model_word": ["The", "aardvark."]})
