@@ -162,20 +162,21 @@ def test_wilson_interval():
 
 
 def test_the_command_writes_tables_figures_and_summary(tmp_path):
-    from tracktale.analysis.cli import analysis
+    from tracktale.app.cli import cli
 
     out = tmp_path / "out"
-    arguments = ["reading", "--simulate", "--participants", "12", "--items", "8",
+    # Through the root group: invoked alone, a subgroup caches a help option without -h.
+    arguments = ["analysis", "reading", "--simulate", "--participants", "12", "--items", "8",
                  "--out", str(out), "--engine", "statsmodels", "--folds", "3",
                  "--permutations", "9"]  # fmt: skip
-    result = CliRunner().invoke(analysis, arguments)
+    result = CliRunner().invoke(cli, arguments)
     assert result.exit_code == 0, result.output
     assert "simulated-model: ΔLL" in result.output and "(statsmodels)" in result.output
     for name in ("reading_delta_ll.csv", "reading_exclusions.csv", "summary.md",
                  "reading_rt_by_surprisal.png", "simulated_reading_times.csv"):  # fmt: skip
         assert (out / name).is_file(), name
     assert "statsmodels" in (out / "summary.md").read_text()
-    missing = CliRunner().invoke(analysis, ["reading", "--out", str(out)])
+    missing = CliRunner().invoke(cli, ["analysis", "reading", "--out", str(out)])
     assert isinstance(missing.exception, TracktaleError)
     assert "give --times and --models" in str(missing.exception)
 
