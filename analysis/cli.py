@@ -324,8 +324,10 @@ def report(
 def _register() -> None:
     # Registered here so that ``tracktale analysis --help`` lists every command.
     from tracktale.analysis.power.cli import power, simulate
+    from tracktale.analysis.reading.cli import reading
 
     analysis.add_command(power)
+    analysis.add_command(reading)
     analysis.add_command(simulate)
 
 

@@ -1,0 +1,1 @@
+"""Reading times against language-model surprisal: per-word tables, exclusions, regressions, ΔLL."""

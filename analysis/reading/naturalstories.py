@@ -1,0 +1,84 @@
+"""Convert a local copy of the Natural Stories SPR corpus into the per-word table.
+
+The corpus (Futrell et al. 2021, github.com/languageMIT/naturalstories, CC BY-NC-SA 4.0) is
+never shipped with tracktale: the user clones it and points :func:`convert` at the clone.
+Read are ``naturalstories_RTS/processed_RTs.tsv`` (one row per worker and word after the
+corpus's own processing: 100 < RT < 3000 ms, more than 4 of 6 comprehension questions right,
+story 3's blank token removed; columns ``WorkerId``, ``item`` (the story, 1-10), ``zone`` (the
+word's 1-based position), ``RT``, ``word``) and ``naturalstories_RTS/all_stories.tok`` (``word``,
+``zone``, ``item``: each story one word a row), from which the stories' texts are rebuilt.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tracktale.errors import TracktaleError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+RTS = Path("naturalstories_RTS")
+RT_COLUMNS = ("WorkerId", "item", "zone", "RT", "word")
+
+
+def _read(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
+    import pandas as pd
+
+    if not path.is_file():
+        raise TracktaleError(f"not a Natural Stories folder: {path} is missing")
+    table = pd.read_csv(path, sep="\t", dtype={"word": str}, keep_default_na=False)
+    missing = [column for column in columns if column not in table.columns]
+    if missing:
+        raise TracktaleError(f"{path}: missing column(s) {', '.join(missing)}")
+    return table
+
+
+def story_id(item: int) -> str:
+    """The item id a story gets in the per-word table (``story01`` ... ``story10``)."""
+    return f"story{int(item):02d}"
+
+
+def convert(folder: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The per-word reading times and the stories' texts.
+
+    Returns:
+        ``(reading, stories)``: the :class:`ReadingTimeRow` table (``word_index`` = zone - 1,
+        ``region`` = the story) and ``item``, ``text`` (the story's words joined by spaces, so
+        whitespace words are the corpus's words, as the sequence task's word lists count them).
+
+    Raises:
+        TracktaleError: When a file or column is missing or a read word is not the story's.
+    """
+    import pandas as pd
+
+    rts = _read(folder / RTS / "processed_RTs.tsv", RT_COLUMNS)
+    tokens = _read(folder / RTS / "all_stories.tok", ("word", "zone", "item"))
+    tokens = tokens.sort_values(["item", "zone"])
+    stories = pd.DataFrame(
+        {
+            "item": [story_id(item) for item in tokens["item"].unique()],
+            "text": [" ".join(group["word"]) for _, group in tokens.groupby("item", sort=True)],
+        }
+    )
+    reading = pd.DataFrame(
+        {
+            "participant": rts["WorkerId"].astype(str),
+            "item": rts["item"].map(story_id),
+            "word_index": rts["zone"].astype(int) - 1,
+            "region": rts["item"].map(story_id),
+            "word": rts["word"].astype(str),
+            "rt_ms": rts["RT"].astype(float),
+        }
+    )
+    expected = tokens.assign(item=tokens["item"].map(story_id), word_index=tokens["zone"] - 1)
+    check = reading.merge(expected, on=["item", "word_index"], how="left", suffixes=("", "_tok"))
+    differ = check["word"] != check["word_tok"]
+    if differ.any():
+        row = check[differ].iloc[0]
+        raise TracktaleError(
+            f"{row['item']} word {row['word_index']}: processed_RTs.tsv has {row['word']!r}, "
+            f"all_stories.tok {row['word_tok']!r}"
+        )
+    return reading.sort_values(["participant", "item", "word_index"]), stories

@@ -1,0 +1,135 @@
+"""Tables, figures and a short Markdown summary of ``analysis reading``."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tracktale.analysis.report.style import new_figure, save_figure, styled
+from tracktale.analysis.report.tables import save_table
+from tracktale.atomic import atomic_write_text
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tracktale.analysis.reading.analyse import ReadingOptions, ReadingResult
+
+BINS = 10
+
+
+def write_outputs(result: ReadingResult, options: ReadingOptions, out: Path) -> list[Path]:
+    """Write the tables (CSV and LaTeX), figures (PNG, PDF, SVG) and ``summary.md``."""
+    paths: list[Path] = []
+    for table, name, title in (
+        (result.exclusions, "reading_exclusions", "Reading times excluded, by rule"),
+        (result.coefficients, "reading_coefficients", "Regressions of log reading time"),
+        (result.delta_ll, "reading_delta_ll", "Held-out ΔLL per word, by model"),
+        (binned(result.rows, result.columns[0].column), "reading_rt_by_surprisal",
+         "Reading time by surprisal bin (first model)"),
+    ):  # fmt: skip
+        paths.append(save_table(table, out, name, title).paths["csv"])
+    with styled():
+        paths += _figures(result, out)
+    summary = out / "summary.md"
+    atomic_write_text(summary, summary_text(result, options))
+    return [*paths, summary]
+
+
+def binned(rows: pd.DataFrame, column: str, bins: int = BINS) -> pd.DataFrame:
+    """Mean RT per surprisal decile: each participant's mean, then their mean and 95% interval."""
+    import numpy as np
+    import pandas as pd
+
+    edges = np.unique(np.quantile(rows[column], np.linspace(0, 1, bins + 1)))
+    codes = np.clip(np.searchsorted(edges, rows[column], side="right") - 1, 0, len(edges) - 2)
+    frame = pd.DataFrame(
+        {"bin": codes, "participant": rows["participant"], "rt": rows["rt_ms"],
+         "surprisal": rows[column]}
+    )  # fmt: skip
+    people = frame.groupby(["bin", "participant"]).agg(rt=("rt", "mean"))
+    summary = people.groupby("bin")["rt"].agg(["mean", "std", "count"])
+    half = 1.96 * summary["std"] / np.sqrt(summary["count"])
+    return pd.DataFrame(
+        {
+            "surprisal": frame.groupby("bin")["surprisal"].mean().to_numpy(),
+            "rt_ms": summary["mean"].to_numpy(),
+            "ci_low": (summary["mean"] - half).to_numpy(),
+            "ci_high": (summary["mean"] + half).to_numpy(),
+            "participants": summary["count"].to_numpy(),
+        }
+    )
+
+
+def _figures(result: ReadingResult, out: Path) -> list[Path]:
+    paths = []
+    table = binned(result.rows, result.columns[0].column)
+    figure = new_figure()
+    axes = figure.axes[0]
+    axes.errorbar(
+        table["surprisal"],
+        table["rt_ms"],
+        yerr=[table["rt_ms"] - table["ci_low"], table["ci_high"] - table["rt_ms"]],
+        marker="o",
+    )
+    axes.set(xlabel="surprisal (nats)", ylabel="reading time (ms)", title=result.columns[0].label)
+    paths.append(save_figure(figure, out, "reading_rt_by_surprisal", "RT by surprisal"))
+    delta = result.delta_ll
+    for x, name, label in (
+        ("training_tokens", "reading_delta_ll_by_tokens", "training tokens"),
+        ("parameters", "reading_delta_ll_by_size", "parameters"),
+    ):
+        present = delta[delta[x].notna()]
+        if present.empty or (x == "parameters" and present["parameters"].nunique() < 2):
+            continue
+        paths.append(save_figure(_delta_plot(present, x, label), out, name, f"ΔLL by {label}"))
+    return [saved.paths["png"] for saved in paths]
+
+
+def _delta_plot(delta: pd.DataFrame, x: str, label: str):
+    figure = new_figure()
+    axes = figure.axes[0]
+    for model, group in delta.groupby("label", sort=False):
+        group = group.sort_values(x)
+        axes.errorbar(
+            group[x].clip(lower=1), 1000 * group["delta_ll_per_word"],
+            yerr=1000 * 1.96 * group["delta_ll_se"], marker="o", label=str(model),
+        )  # fmt: skip
+    axes.axhline(0, color="grey", linewidth=0.8)
+    axes.set(xscale="log", xlabel=label, ylabel="ΔLL (millinats per word)")
+    if delta["label"].nunique() > 1:
+        axes.legend()
+    return figure
+
+
+def summary_text(result: ReadingResult, options: ReadingOptions) -> str:
+    """A Markdown page: engine, exclusions and each model's ΔLL and surprisal slope."""
+    rules = options.exclusions
+    lines = [
+        "# Reading times and surprisal",
+        "",
+        f"- Regressions: **{result.engine}**"
+        + (" (lmer, random intercepts for participants and items, by-participant surprisal"
+           " slope)" if result.engine == "lme4" else
+           " (fallback without R: OLS with participant fixed effects, SEs clustered by"
+           " participant and item)"),
+        f"- ΔLL: {options.folds}-fold cross-validation over {options.fold_by}; one-sided "
+        f"permutation test with {options.permutations} permutations.",
+        f"- Exclusions: RT outside {rules.min_rt_ms:g}-{rules.max_rt_ms:g} ms, first/last word "
+        f"of a screen: {rules.first_last}, words with punctuation: {rules.punctuation}.",
+        "",
+        "| rule | rows |",
+        "|---|---|",
+        *(f"| {row.rule} | {row.rows} |" for row in result.exclusions.itertuples()),
+        "",
+        "| model | revision | ΔLL (millinats/word) | p (permutation) | surprisal slope [95% CI] |",
+        "|---|---|---|---|---|",
+    ]  # fmt: skip
+    for row in result.delta_ll.itertuples():
+        p = "n/a" if math.isnan(row.p_permutation) else f"{row.p_permutation:.3f}"
+        lines.append(
+            f"| {row.model_id} | {row.revision or '-'} | {1000 * row.delta_ll_per_word:.2f} "
+            f"| {p} | {row.surprisal_slope:.4f} [{row.slope_ci_low:.4f}, "
+            f"{row.slope_ci_high:.4f}] |"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,69 @@
+"""The Natural Stories converter: on a two-story miniature in the corpus's layout, and on the
+real corpus where ``TRACKTALE_NATURALSTORIES`` names a local clone (skipped without one)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+from tracktale.analysis.reading.naturalstories import convert
+from tracktale.analysis.reading.records import check_reading_times
+from tracktale.errors import TracktaleError
+
+TOKENS = "word\tzone\titem\nIf\t1\t1\nyou\t2\t1\nwere.\t3\t1\nA\t1\t2\nbird\t2\t2\n"
+RTS = (
+    "WorkerId\tWorkTimeInSeconds\tcorrect\titem\tzone\tRT\tword\tnItem\n"
+    "W1\t900\t6\t1\t1\t350\tIf\t2\nW1\t900\t6\t1\t2\t300\tyou\t2\nW1\t900\t6\t1\t3\t420\twere.\t2\n"
+    "W2\t800\t5\t2\t2\t380\tbird\t1\n"
+)
+
+
+def _corpus(folder: Path, rts: str = RTS) -> Path:
+    (folder / "naturalstories_RTS").mkdir(parents=True)
+    (folder / "naturalstories_RTS" / "all_stories.tok").write_text(TOKENS)
+    (folder / "naturalstories_RTS" / "processed_RTs.tsv").write_text(rts)
+    return folder
+
+
+def test_the_miniature_converts_to_the_per_word_table(tmp_path):
+    reading, stories = convert(_corpus(tmp_path))
+    check_reading_times(reading)
+    assert stories.to_dict("list") == {
+        "item": ["story01", "story02"],
+        "text": ["If you were.", "A bird"],
+    }
+    w2 = reading[reading["participant"] == "W2"].iloc[0]
+    assert (w2["item"], w2["word_index"], w2["word"], w2["rt_ms"]) == ("story02", 1, "bird", 380.0)
+
+
+def test_a_word_that_is_not_the_storys_is_named(tmp_path):
+    with pytest.raises(TracktaleError, match="story02 word 1: processed_RTs.tsv has 'bard'"):
+        convert(_corpus(tmp_path, RTS.replace("380\tbird", "380\tbard")))
+    with pytest.raises(TracktaleError, match="is missing"):
+        convert(tmp_path / "nothing")
+
+
+def test_the_script_writes_both_files(tmp_path):
+    script = REPO_ROOT / "scripts" / "naturalstories.py"
+    done = subprocess.run(
+        [sys.executable, str(script), str(_corpus(tmp_path / "ns")), str(tmp_path / "out")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out" / "reading_times.csv").is_file()
+    assert "2 stories" in done.stdout
+
+
+@pytest.mark.skipif(
+    not os.environ.get("TRACKTALE_NATURALSTORIES"),
+    reason="set TRACKTALE_NATURALSTORIES to a clone of languageMIT/naturalstories",
+)
+def test_the_real_corpus_converts():
+    reading, stories = convert(Path(os.environ["TRACKTALE_NATURALSTORIES"]))
+    assert len(stories) == 10 and reading["participant"].nunique() > 100
+    assert reading["rt_ms"].between(100, 3000).all()
