@@ -14,6 +14,7 @@ from tracktale.analysis.cli_options import (
     stimulus_sets,
 )
 from tracktale.errors import TracktaleError
+from tracktale.stimuli.registry import DEFAULT_PARADIGM, paradigms_with
 
 
 class _LazyProgress:
@@ -97,9 +98,9 @@ def _params(values: dict[str, Any]) -> Any:
 )
 @click.option(
     "--paradigm",
-    type=click.Choice(["narrative", "boxes", "arithmetic"]),
+    type=click.Choice([DEFAULT_PARADIGM, *paradigms_with("power")]),
     help="The study simulated (default: the --stimuli set's paradigm; without --stimuli, "
-    "narrative). boxes and arithmetic: see --test.",
+    f"{DEFAULT_PARADIGM}). The others simulate their people's power model: see --test.",
 )
 @click.option(
     "--term",
@@ -206,7 +207,7 @@ def power(
     from tracktale.analysis.data.tidy import human_stimulus_set
 
     stimulus_set = human_stimulus_set(stimuli_dirs, paradigm)
-    if stimulus_set.manifest.paradigm != "narrative":
+    if stimulus_set.manifest.paradigm in paradigms_with("power"):
         from tracktale.analysis.power.people import PeoplePowerSettings, parse_effects
 
         people = PeoplePowerSettings(
