@@ -386,11 +386,18 @@ def _lead_tables(out: HumanInference, analysis: Any, levels: list[float], save) 
 
 def _save_point_effects(fit: Any, method: str, levels: list[float], label: str, save) -> None:
     """Effects in percentage points over the population (issue 29), from the lead model 1."""
-    from tracktale.analysis.stats.marginal_effects import glm_point_effects, mixed_point_effects
+    from tracktale.analysis.stats.marginal_effects import (
+        INTERVAL_NOTE,
+        glm_point_effects,
+        mixed_point_effects,
+    )
 
     effects = mixed_point_effects if method == "glmer" else glm_point_effects
     _, points = effects(fit, levels)
-    title = f"Effects in percentage points, averaged over participants and items ({label}, model 1)"
+    title = (
+        f"Effects in percentage points, averaged over participants and items ({label}, "
+        f"model 1): {INTERVAL_NOTE}"
+    )
     save(points, "effects_points", title)
 
 

@@ -27,7 +27,7 @@ METHODS = ("glm", "glm-2way", "glmer")
 METHOD_LABELS = {
     "glm": "GLM, SEs clustered by participant (the paper's specification)",
     "glm-2way": "GLM, SEs clustered by participant and item (two-way)",
-    "glmer": "mixed model (glmer), crossed random intercepts for participants and items",
+    "glmer": "mixed model (glmer), random effects for participants and items",
 }
 DEFAULT_TESTS = ("complexity", "task", "interaction", "recency")
 """The tests the report makes by default: three terms of model 1, recency in model 2."""

@@ -35,8 +35,8 @@ if TYPE_CHECKING:
 NODES = 40
 DRAWS = 4000
 INTERVAL_NOTE = (
-    "population-averaged over participants and items (Gauss-Hermite, random-effect variances "
-    "at their estimates); 95% interval from 4000 draws of the fixed effects"
+    "Gauss-Hermite over the random effects, their variances at the estimates; 95% intervals "
+    "from 4,000 draws of the fixed effects"
 )
 
 
@@ -127,9 +127,9 @@ def percentage_point_effects(
     Returns:
         ``(probabilities, effects)``. Probabilities: ``task``, ``complexity``,
         ``probability``, ``low``, ``high`` (percent). Effects: ``effect``, ``task``,
-        ``points``, ``low``, ``high``, ``note``: per task the change from the first to the
-        last level and its mean per level; the task difference (implicit - explicit) at each
-        level.
+        ``points``, ``low``, ``high``: per task the change from the first to the last level
+        and its mean per level; the task difference (implicit - explicit) at each level. How
+        they are computed is :data:`INTERVAL_NOTE`, for the table's title.
     """
     import numpy as np
     import pandas as pd
@@ -170,7 +170,7 @@ def percentage_point_effects(
             difference = cells[("implicit", level)] - cells[("explicit", level)]
             row = {"effect": f"implicit - explicit at C{level:g}", "task": ""}
             effects.append(_summary(row, "points", difference))
-    return probabilities, pd.DataFrame(effects).assign(note=INTERVAL_NOTE)
+    return probabilities, pd.DataFrame(effects)
 
 
 def _summary(row: dict[str, Any], name: str, values: np.ndarray) -> dict[str, Any]:
