@@ -38,7 +38,7 @@ WHY = (
     "Complexity and focus vary only between items, so the items' own variation is part of "
     "the sampling error of their effects. The paper's GLM clusters by participant only and "
     "treats the items as fixed: in null simulations of this design its complexity and "
-    "recency tests reject far more often than 5% (see the README's Analysis section and "
+    "recency tests reject far more often than 5% (see docs/explanation/statistics.md and "
     "benchmarks/bench_null_calibration.py). The inference below leads with a method that "
     "counts the items; the paper's specification follows for reproduction."
 )
@@ -427,6 +427,7 @@ def _mixed_tables(out: HumanInference, analysis: Any, save, leading: bool) -> No
         save(analysis.lrt, "mixed_lrt", "Likelihood-ratio tests (glmer)")
     ladder = analysis.ladder_table() if hasattr(analysis, "ladder_table") else pd.DataFrame()
     if not ladder.empty:
+        out.html += [f"<p>{html.escape(note)}.</p>" for note in analysis.notes]
         # One table on the page; every model's ladder, step by step, is a file beside it.
         save(
             ladder,

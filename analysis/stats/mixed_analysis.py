@@ -56,6 +56,8 @@ class MixedAnalysis:
         random: ``intercepts``, ``maximal`` or the random part asked for.
         ladders: With ``maximal``: model name -> its
             :class:`~tracktale.analysis.stats.random_structure.LadderFit` (every step).
+        notes: What the reader should know that is not a problem (a model simplified along
+            the declared ladder is the rule working, not a warning).
     """
 
     engine: str
@@ -67,6 +69,7 @@ class MixedAnalysis:
     failures: dict[str, str] = field(default_factory=dict)
     random: str = "intercepts"
     ladders: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     def ladder_table(self) -> pd.DataFrame:
         """Every step of every model's ladder, one row each (empty without a ladder)."""
@@ -191,7 +194,7 @@ def _fit_random(
     for name, ladder in ladders.items():
         changed = len(ladder.steps) > 1
         if changed:
-            analysis.warnings.append(
+            analysis.notes.append(
                 f"mixed {name}: the maximal model was simplified along the ladder "
                 f"({len(ladder.steps) - 1} step(s)); fitted {ladder.formula}"
             )
