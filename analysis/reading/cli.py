@@ -27,9 +27,18 @@ _EXISTING = click.Path(exists=True, path_type=Path)
     is_flag=True,
     help="Analyse a simulated study (planted slope --slope) instead of --times/--models.",
 )
-@click.option("--participants", type=click.IntRange(2), default=24, show_default=True)
-@click.option("--items", type=click.IntRange(2), default=16, show_default=True)
-@click.option("--words", type=click.IntRange(5), default=12, show_default=True)
+@click.option(
+    "--participants", type=click.IntRange(2), default=24, show_default=True,
+    help="With --simulate: participants.",
+)  # fmt: skip
+@click.option(
+    "--items", type=click.IntRange(2), default=16, show_default=True,
+    help="With --simulate: texts.",
+)  # fmt: skip
+@click.option(
+    "--words", type=click.IntRange(5), default=12, show_default=True,
+    help="With --simulate: words per text.",
+)  # fmt: skip
 @click.option("--slope", type=float, default=0.02, show_default=True, help="Planted log-RT/nat.")
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Output folder.")
 @click.option(
@@ -39,19 +48,31 @@ _EXISTING = click.Path(exists=True, path_type=Path)
     show_default=True,
     help="Regressions: lme4's lmer through R, or the OLS fallback (auto: lme4 if R has it).",
 )
-@click.option("--folds", type=click.IntRange(2), default=10, show_default=True)
+@click.option(
+    "--folds", type=click.IntRange(2), default=10, show_default=True,
+    help="Cross-validation folds of the ΔLL.",
+)  # fmt: skip
 @click.option(
     "--fold-by", type=click.Choice(["participants", "items"]), default="participants",
     show_default=True, help="What the cross-validation holds out.",
 )  # fmt: skip
-@click.option("--permutations", type=click.IntRange(0), default=99, show_default=True)
-@click.option("--spillover", type=click.IntRange(0, 2), default=2, show_default=True)
+@click.option(
+    "--permutations", type=click.IntRange(0), default=99, show_default=True,
+    help="Permutations of the ΔLL test (0: no test).",
+)  # fmt: skip
+@click.option(
+    "--spillover", type=click.IntRange(0, 2), default=2, show_default=True,
+    help="Previous words whose predictors enter the regressions.",
+)  # fmt: skip
 @click.option("--min-rt", type=float, default=100.0, show_default=True, help="ms")
 @click.option("--max-rt", type=float, default=3000.0, show_default=True, help="ms (Maze: 5000)")
 @click.option("--keep-first-last", is_flag=True, help="Keep each screen's first and last word.")
 @click.option("--keep-punctuation", is_flag=True, help="Keep words carrying punctuation.")
 @click.option("--keep-maze-errors", is_flag=True, help="Keep wrongly answered Maze words.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--seed", type=int, default=0, show_default=True,
+    help="Seed of the simulation, the folds and the permutations.",
+)  # fmt: skip
 def reading(**opts) -> None:  # noqa: ANN003 - click passes every option by name
     """Reading times against word surprisal: regressions, ΔLL per model, figures."""
     from tracktale.analysis.reading.analyse import ReadingOptions, analyse_reading
