@@ -20,6 +20,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,7 @@ _log = logging.getLogger("tracktale.experiment")
 _SQLITE_BUSY = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
 _SQLITE_UNWRITABLE = {8, 10, 14}  # SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN
 _SQLITE_FULL = 13
+_WAL_ATTEMPTS = 100  # 5 s of 0.05 s waits
 _SQLITE_DAMAGED = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 
 
@@ -197,11 +200,26 @@ def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor = connection.cursor()
     # WAL lets readers (admin, export) run while participants write; FULL syncs every commit,
     # so an acknowledged trial survives a power cut.
-    cursor.execute("PRAGMA journal_mode=WAL")
+    _enter_wal(cursor)
     cursor.execute("PRAGMA synchronous=FULL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
+
+
+def _enter_wal(cursor: Any) -> None:
+    # Switching a new file to WAL needs an exclusive lock, and SQLite answers "locked" at once,
+    # without its busy handler, while another process makes the same switch (servers starting
+    # together; about 1 start in 200 with six). WAL stays on the file, so a short wait suffices.
+    for _ in range(_WAL_ATTEMPTS - 1):
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) and "busy" not in str(error):
+                raise
+            time.sleep(0.05)
+    cursor.execute("PRAGMA journal_mode=WAL")
 
 
 def check_integrity(engine: Engine) -> None:
@@ -246,7 +264,6 @@ def backup_sqlite(database: Path, target: Path) -> None:
     Raises:
         TracktaleError: If the database cannot be read, or the copy is damaged.
     """
-    import sqlite3
     import tempfile
 
     if not database.is_file():
