@@ -70,7 +70,12 @@ def _many_long_named_models() -> pd.DataFrame:
     return pd.concat([results.assign(model_id=long_name + str(copy)) for copy in range(8)])
 
 
-@pytest.mark.parametrize("many", [False, True], ids=["two-models", "sixteen-long-names"])
+@pytest.mark.parametrize(
+    "many",
+    # sixteen models take 40 s to draw: the full lane runs that case
+    [False, pytest.param(True, marks=pytest.mark.slow)],
+    ids=["two-models", "sixteen-long-names"],
+)
 def test_arithmetic_figures_lay_out_and_read_well(many, monkeypatch, tmp_path):
     kept = capture(monkeypatch, arithmetic_figures, "save_figure")
     results = _many_long_named_models() if many else arithmetic_results()

@@ -63,6 +63,7 @@ def _stored_trials(database) -> list[tuple]:
         return db.execute(f"select {', '.join(kept)} from trials order by 1, 2").fetchall()
 
 
+@pytest.mark.slow  # 25 s: two whole simulated studies; the full lane runs it
 def test_the_same_seed_gives_the_same_simulated_study(
     first_run, tmp_path, monkeypatch, small_reports
 ):
@@ -114,6 +115,7 @@ def test_a_run_never_deletes_a_file_it_cannot_read_as_a_simulated_study(tmp_path
     assert precious.read_text() == "not a database"
 
 
+@pytest.mark.slow  # 80 s: the whole main job twice; the full lane runs it
 def test_the_main_job_scores_a_model_and_resumes_without_rescoring(
     tmp_path, monkeypatch, small_reports
 ):

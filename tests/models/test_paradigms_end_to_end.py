@@ -37,6 +37,7 @@ def paradigm_sets(tmp_path_factory):
     }
 
 
+@pytest.mark.slow  # 15-20 s each: generation end to end; the full lane runs it
 @pytest.mark.parametrize("paradigm", ["boxes", "arithmetic"])
 def test_explicit_scoring_runs_the_paradigm_end_to_end(
     paradigm, paradigm_sets, model_dirs, tmp_path, capsys

@@ -72,6 +72,7 @@ def test_an_interrupted_run_resumes_without_scoring_anything_twice(
     assert sum(summary.scored.values()) == 0
 
 
+@pytest.mark.slow  # 23 s: a child process killed mid-run; the full lane runs it
 def test_a_run_killed_with_sigkill_leaves_a_readable_store_and_resumes(
     model_dirs, stimulus_dir, tmp_path
 ):
