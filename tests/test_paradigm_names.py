@@ -36,9 +36,6 @@ and ``items_per_cell`` do not)."""
 Listed = ast.List | ast.Tuple | ast.Set | ast.Dict
 
 KNOWN = {
-    "analysis/cli.py": 15,  # the report's per-paradigm options
-    "analysis/report/build.py": 5,  # ReportOptions' per-paradigm fields
-    "analysis/report/render.py": 3,  # the options line of the page
     "analysis/reading/cli.py": 1,  # "items": folds over items, the word and not the paradigm
     "analysis/reading/deltall.py": 1,  # the same
     "app/pipeline.py": 2,  # tracktale run: the paper's narrative sets
