@@ -38,7 +38,6 @@ Listed = ast.List | ast.Tuple | ast.Set | ast.Dict
 KNOWN = {
     "analysis/reading/cli.py": 1,  # "items": folds over items, the word and not the paradigm
     "analysis/reading/deltall.py": 1,  # the same
-    "app/pipeline.py": 2,  # tracktale run: the paper's narrative sets
     "experiment/study/config.py": 3,  # default study id; probes only in arithmetic; reading modes
     # only in narrative
     "experiment/study/folder.py": 2,  # a study folder runs the items paradigm
