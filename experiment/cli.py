@@ -40,12 +40,15 @@ def load_study_or_folder(study: Path | None, paradigm: str | None = None):
         TracktaleError: For a bad file or folder, or a ``--paradigm`` the folder contradicts.
     """
     from tracktale.experiment.study.config import load_study
-    from tracktale.experiment.study.folder import PARADIGM, load_folder_study
+    from tracktale.experiment.study.folder import load_folder_study
+    from tracktale.stimuli.registry import FOLDER_PARADIGM
 
     if study is None or not study.is_dir():
         return load_study(study, paradigm)
-    if paradigm not in (None, PARADIGM):
-        raise TracktaleError(f"--paradigm {paradigm} contradicts the study folder {study} (items)")
+    if paradigm not in (None, FOLDER_PARADIGM):
+        raise TracktaleError(
+            f"--paradigm {paradigm} contradicts the study folder {study} ({FOLDER_PARADIGM})"
+        )
     return load_folder_study(study)
 
 

@@ -53,6 +53,7 @@ class ItemsParadigm(Paradigm):
     version = "1"
     description = "the researcher's own items, imported from a CSV/TSV/XLSX table"
     source = "importer"
+    example = EXAMPLE_DIR
     options = ()
     protocols: Mapping[str, Mapping[str, Any]] = {}
     judgement = ItemsJudgement
