@@ -10,10 +10,7 @@ from pathlib import Path
 
 import click
 
-from tracktale.analysis.cli_options import (
-    EXISTING,
-    permutations_option,
-)
+from tracktale.analysis.cli_options import EXISTING, paradigm_options, permutations_option
 from tracktale.analysis.data.exclusions import ACCURACY_RULES, AccuracyRule
 from tracktale.errors import TracktaleError
 from tracktale.experiment.export.summary import EXCLUSION_THRESHOLD
@@ -131,14 +128,6 @@ def analysis() -> None:
     "participants; wilson: over the pooled trials, too narrow for clustered trials).",
 )
 @click.option(
-    "--arithmetic-interval",
-    type=click.Choice(["wilson", "bootstrap"]),
-    default="wilson",
-    show_default=True,
-    help="Intervals of the arithmetic paradigm's rates (bootstrap: the paper's percentile "
-    "bootstrap over items, which collapses to [1, 1] at 20/20).",
-)
-@click.option(
     "--calibrated", is_flag=True, help="Score models by correct_calibrated instead of correct."
 )
 @click.option(
@@ -202,38 +191,7 @@ def analysis() -> None:
     help="Keep the researcher's preview sessions (their own test runs through the study's "
     "preview link), which are left out by default.",
 )
-@click.option(
-    "--arithmetic-reference",
-    type=click.Choice(["paper", "ieee"]),
-    default="paper",
-    show_default=True,
-    help="Arithmetic tables score against the paper's executor (a step that raises is skipped) "
-    "or ours (IEEE inf/nan); both are always reported side by side.",
-)
-@click.option(
-    "--arithmetic-first-answer",
-    type=click.Choice(["span", "numeric"]),
-    default="span",
-    show_default=True,
-    help="Arithmetic FAA: the first extracted <answer> span (the paper's words) or the first "
-    "one that is a number.",
-)
-@click.option(
-    "--boxes-functor",
-    type=click.Choice(["strict", "any"]),
-    default="strict",
-    show_default=True,
-    help="Boxes: a state needs its own functor (strict) or its argument only (any: the "
-    "authors' code).",
-)
-@click.option(
-    "--boxes-unparsed",
-    type=click.Choice(["per-state", "whole-step"]),
-    default="per-state",
-    show_default=True,
-    help="Boxes: mark missing or conflicting states one by one, or set the whole answer aside "
-    "(whole-step: the authors' code).",
-)
+@paradigm_options()
 def report(
     stimuli_dirs: tuple[Path, ...],
     human: Path | None,
@@ -250,7 +208,6 @@ def report(
     permutations: int,
     two_way_se: str,
     accuracy_interval: str,
-    arithmetic_interval: str,
     calibrated: bool,
     min_accuracy: float,
     exclusion_rule: AccuracyRule,
@@ -263,14 +220,12 @@ def report(
     templates: tuple[str, ...],
     sources: tuple[str, ...],
     include_preview: bool,
-    arithmetic_reference: str,
-    arithmetic_first_answer: str,
-    boxes_functor: str,
-    boxes_unparsed: str,
+    **paradigm_options: str,
 ) -> None:
     """Write every figure and table and one self-contained HTML page into --out."""
     from tracktale.analysis.data.exclusions import ExclusionRules
     from tracktale.analysis.report.build import ReportOptions, build_report
+    from tracktale.analysis.report.options import collect
     from tracktale.analysis.stats.random_structure import check_random
 
     if human is None and models is None:
@@ -295,7 +250,6 @@ def report(
         task_coding=task_coding,
         figure_template=figure_template,
         inference=inference,
-        arithmetic_interval=arithmetic_interval,
         accuracy_interval=accuracy_interval,
         glmer_test=glmer_test,
         two_way_floor=two_way_se == "max",
@@ -303,11 +257,8 @@ def report(
         value="correct_calibrated" if calibrated else "correct",
         models=model_ids or None,
         templates=templates or None,
-        arithmetic_reference=arithmetic_reference,
-        arithmetic_first_answer=arithmetic_first_answer,
-        boxes_functor=boxes_functor,
-        boxes_unparsed=boxes_unparsed,
         include_preview=include_preview or "preview" in sources,
+        paradigms=collect(paradigm_options),
     )
     result = build_report(
         stimuli=stimuli_dirs, out=out, human=human, models=models, options=options

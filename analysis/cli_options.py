@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 EXISTING = click.Path(exists=True, path_type=Path)
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 human_set_option = click.option(
@@ -35,6 +37,33 @@ def permutations_option(default: int, help_text: str) -> Any:
         metavar="B",
         help=help_text,
     )
+
+
+def paradigm_options() -> Callable[[F], F]:
+    """Every paradigm's own report options as ``--<paradigm>-<field>`` flags.
+
+    Each paradigm's plug-in declares its options as a typed model
+    (:mod:`tracktale.analysis.report.options`); the flags, their choices, defaults and help are
+    taken from its fields, so that this command line names no paradigm. The command receives
+    them as ``<paradigm>__<field>`` keyword arguments
+    (:func:`tracktale.analysis.report.options.collect` makes them the paradigms' models).
+    """
+    from tracktale.analysis.report.options import paradigm_option_specs
+
+    def decorate(command: F) -> F:
+        # click lists options in the order of their decorators, outermost first.
+        for spec in reversed(paradigm_option_specs()):
+            command = click.option(
+                spec.flag,
+                spec.dest,
+                type=click.Choice(spec.choices),
+                default=spec.default,
+                show_default=True,
+                help=spec.help,
+            )(command)
+        return command
+
+    return decorate
 
 
 def stimulus_sets(paths: tuple[Path, ...]) -> list[Any]:

@@ -124,15 +124,19 @@ def _summary_tables(shown: dict[str, pd.DataFrame], folder: Path) -> dict[str, p
 
 
 def generate_stimuli(seed: int, say: Callable[[str], None]) -> dict[str, Path]:
-    """The default study's human- and model-protocol narrative sets, by protocol."""
-    from tracktale.stimuli.registry import get_paradigm
+    """The default study's human- and model-protocol sets, by protocol.
+
+    The default study's paradigm is :data:`~tracktale.stimuli.registry.DEFAULT_PARADIGM` (the
+    narrative paper's), as the study file it simulates defaults to.
+    """
+    from tracktale.stimuli.registry import DEFAULT_PARADIGM, get_paradigm
     from tracktale.stimulus_set import write_stimulus_set
 
-    narrative = get_paradigm("narrative")
+    paradigm = get_paradigm(DEFAULT_PARADIGM)
     folders = {}
     for protocol in ("human", "model"):
-        stimulus_set = narrative.generate_set(protocol, seed)
-        target = data_dir() / "stimuli" / f"narrative-{protocol}-s{seed}"
+        stimulus_set = paradigm.generate_set(protocol, seed)
+        target = data_dir() / "stimuli" / f"{DEFAULT_PARADIGM}-{protocol}-s{seed}"
         write_stimulus_set(stimulus_set, target, overwrite=True)
         say(f"stimuli: {len(stimulus_set)} {protocol}-protocol items in {target}")
         folders[protocol] = target

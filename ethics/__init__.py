@@ -25,7 +25,8 @@ from pathlib import Path
 from tracktale.atomic import atomic_write_text, make_folder
 from tracktale.errors import TracktaleError
 
-DOCUMENTS = (
+_FOLDER = Path(__file__).parent
+_COMMON = (
     "consent",
     "information",
     "debrief",
@@ -34,12 +35,8 @@ DOCUMENTS = (
     "lab_consent",
     "lab_information",
     "lab_debrief",
-    "arithmetic_consent",
-    "arithmetic_information",
-    "arithmetic_debrief",
-    "boxes_consent",
-    "boxes_information",
-    "boxes_debrief",
+)
+_GENERAL = (
     "general_consent",
     "general_information",
     "general_debrief",
@@ -47,13 +44,36 @@ DOCUMENTS = (
     "general_lab_information",
     "general_lab_debrief",
 )
+
+
+def _paradigms_documents() -> tuple[str, ...]:
+    """The paradigms' own documents: every other ``.md`` of this package, by name.
+
+    A paradigm's study adds its consent form, information sheet and debrief as
+    ``<paradigm>_consent.md`` and so on (its :class:`~tracktale.experiment.paradigms.HumanStudy`
+    names them), so that this list names no paradigm.
+    """
+    listed = {*_COMMON, *_GENERAL}
+    kinds = _COMMON[:3]
+
+    def order(name: str) -> tuple[str, int, str]:
+        # Each paradigm's in the order of the study's own: consent, information, debrief.
+        prefix, _, kind = name.rpartition("_")
+        return prefix, kinds.index(kind) if kind in kinds else len(kinds), name
+
+    found = (path.stem for path in _FOLDER.glob("*.md") if path.stem not in listed)
+    return tuple(sorted(found, key=order))
+
+
+DOCUMENTS = (*_COMMON, *_paradigms_documents(), *_GENERAL)
 """The documents, by name: consent form, participant information sheet, debrief,
 data-management plan and ethics-board checklist of the online study, then the consent form,
 information sheet and debrief of in-lab sessions (``tracktale experiment lab``), which name keys
 instead of buttons and the experimenter instead of Prolific, then the consent forms,
-information sheets and debriefs of the arithmetic and boxes studies
-(:mod:`tracktale.experiment.paradigms`), then the general ones (online and lab) of a study of
-the researcher's own texts, which do not say what the texts vary (a template: replace them with
+information sheets and debriefs of the paradigms' own studies
+(:mod:`tracktale.experiment.paradigms`; the package's other ``.md`` files, by paradigm), then
+the general ones (online and lab) of a study of the researcher's own texts, which do not say
+what the texts vary (a template: replace them with
 the texts your ethics board approved).
 
 Each is written in English (``<name>.md``); a language other than English has its own folder
@@ -70,7 +90,6 @@ TRANSLATED = {
     )
 }
 """Language -> the documents written in it besides English."""
-_FOLDER = Path(__file__).parent
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 TIMING_DEFAULTS = {"reading_seconds": 40, "response_seconds": 15}
 """The source paper's time limits, used where a caller gives no timing of its own."""

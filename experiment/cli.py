@@ -40,12 +40,15 @@ def load_study_or_folder(study: Path | None, paradigm: str | None = None):
         TracktaleError: For a bad file or folder, or a ``--paradigm`` the folder contradicts.
     """
     from tracktale.experiment.study.config import load_study
-    from tracktale.experiment.study.folder import PARADIGM, load_folder_study
+    from tracktale.experiment.study.folder import load_folder_study
+    from tracktale.stimuli.registry import FOLDER_PARADIGM
 
     if study is None or not study.is_dir():
         return load_study(study, paradigm)
-    if paradigm not in (None, PARADIGM):
-        raise TracktaleError(f"--paradigm {paradigm} contradicts the study folder {study} (items)")
+    if paradigm not in (None, FOLDER_PARADIGM):
+        raise TracktaleError(
+            f"--paradigm {paradigm} contradicts the study folder {study} ({FOLDER_PARADIGM})"
+        )
     return load_folder_study(study)
 
 
@@ -63,12 +66,23 @@ def _warnings(config, online: bool = True) -> list[str]:
         )
     if online and config.prolific.completion_code.startswith("TRACKTALE-"):
         notes.append("the Prolific completion and screen-out codes are the defaults")
-    if config.paradigm == "narrative" and not config.paper_timing:
+    paper = _paper_timing(config)
+    if paper is not None:
         notes.append(
             f"time limits are {config.timing.reading_ms} / {config.timing.response_ms} ms, "
-            "not the source paper's 40000 / 15000"
+            f"not the source paper's {paper['reading_ms']} / {paper['response_ms']}"
         )
     return notes
+
+
+def _paper_timing(config) -> dict[str, int] | None:
+    """The paper's time limits where the study's paradigm has them and the study departs."""
+    from tracktale.experiment.paradigms import get_human_study
+
+    paper = get_human_study(config.paradigm).paper_timing
+    if not paper or all(getattr(config.timing, key) == ms for key, ms in paper.items()):
+        return None
+    return dict(paper)
 
 
 @experiment.command()

@@ -130,6 +130,9 @@ class Paradigm(abc.ABC):
     source: ClassVar[Literal["generator", "importer"]] = "generator"
     """Where the items come from: generated from a seed and options (``tracktale stimuli
     generate``), or imported from the researcher's files (``tracktale stimuli import``)."""
+    example: ClassVar[Path | None] = None
+    """An importer's example files (``items.csv`` and ``design.yaml``), which ``tracktale init``
+    writes into a new study folder (``None``: none)."""
     export_formats: ClassVar[tuple[str, ...]] = ()
     """The formats :meth:`export` writes (``tracktale stimuli export --format``)."""
 

@@ -23,6 +23,9 @@ PLUGINS.add("items", "tracktale.stimuli.items.plugin:PLUGIN")
 
 DEFAULT_PARADIGM = "narrative"
 """What a command that needs a paradigm and is given none uses (the first paper's)."""
+FOLDER_PARADIGM = "items"
+"""What a study folder (``items.csv`` and ``design.yaml``, ``tracktale init``) is imported with:
+an importer whose stimulus paradigm ships an example (:attr:`Paradigm.example`)."""
 
 
 def paradigm_names() -> tuple[str, ...]:

@@ -14,16 +14,15 @@ import tomllib
 
 from tests.conftest import REPO_ROOT
 
-KNOWN = {
-    frozenset({"tracktale.analysis.report.build", "tracktale.analysis.report.render"}),
-    frozenset({"tracktale.stimuli.items", "tracktale.stimuli.items.importer"}),
-}
+KNOWN: set[frozenset[str]] = set()
 """The pairs that still import each other; may only shrink."""
 BROKEN = {
     frozenset({"tracktale.models.tasks", "tracktale.models.explicit"}),
     frozenset({"tracktale.models.gguf", "tracktale.models.hub"}),
     frozenset({"tracktale.stimuli.boxes", "tracktale.stimuli.boxes.design"}),
     frozenset({"tracktale.experiment.study.service", "tracktale.experiment.study.trialflow"}),
+    frozenset({"tracktale.analysis.report.build", "tracktale.analysis.report.render"}),
+    frozenset({"tracktale.stimuli.items", "tracktale.stimuli.items.importer"}),
 }
 """Pairs the issue named that no longer import each other."""
 

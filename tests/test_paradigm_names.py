@@ -36,18 +36,10 @@ and ``items_per_cell`` do not)."""
 Listed = ast.List | ast.Tuple | ast.Set | ast.Dict
 
 KNOWN = {
-    "analysis/cli.py": 15,  # the report's per-paradigm options
-    "analysis/report/build.py": 5,  # ReportOptions' per-paradigm fields
-    "analysis/report/render.py": 3,  # the options line of the page
     "analysis/reading/cli.py": 1,  # "items": folds over items, the word and not the paradigm
     "analysis/reading/deltall.py": 1,  # the same
-    "app/pipeline.py": 2,  # tracktale run: the paper's narrative sets
-    "ethics/__init__.py": 6,  # the paradigms' ethics documents
-    "experiment/cli.py": 1,  # the narrative study's paper timing
     "experiment/study/config.py": 3,  # default study id; probes only in arithmetic; reading modes
     # only in narrative
-    "experiment/study/folder.py": 2,  # a study folder runs the items paradigm
-    "models/plans/__init__.py": 3,  # the papers' plan names
 }
 """Module -> the lines in it that name a paradigm today; may only shrink."""
 

@@ -18,6 +18,10 @@ field                     stage           what the reference names
 ``report``                analysis        its report sections, in page order
 ``power``                 analysis        its people power model
                                           (:class:`~tracktale.analysis.power.people.PowerModel`)
+``report_options``        analysis        its report options: a pydantic model
+                                          (:mod:`tracktale.analysis.report.options`)
+                                          whose fields the report's command line offers as
+                                          ``--<paradigm>-<field>``
 ========================  ==============  ==================================================
 
 ``model_tasks`` names the registered model tasks (:data:`tracktale.models.tasks.TASK_REGISTRY`)
@@ -31,7 +35,7 @@ import pkgutil
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-Part = Literal["stimuli", "human_study", "report", "power"]
+Part = Literal["stimuli", "human_study", "report", "power", "report_options"]
 """The parts of a paradigm that are lazy references."""
 
 
@@ -46,6 +50,8 @@ class ParadigmPlugin:
         model_tasks: The model tasks its items are built for, by registered name.
         report: ``module:attribute`` of its report sections (``None``: no sections).
         power: ``module:attribute`` of its people power model (``None``: none).
+        report_options: ``module:attribute`` of its report options model (``None``: the
+            report takes no options of this paradigm).
     """
 
     name: str
@@ -54,12 +60,14 @@ class ParadigmPlugin:
     model_tasks: tuple[str, ...] = ()
     report: str | None = None
     power: str | None = None
+    report_options: str | None = None
 
     STAGES: ClassVar[dict[str, str]] = {
         "stimuli": "stimuli",
         "human_study": "experiment",
         "report": "analysis",
         "power": "analysis",
+        "report_options": "analysis",
     }
     """Part -> the stage (``tracktale.<stage>``) that owns it and alone resolves it."""
 

@@ -12,11 +12,11 @@ def models_section(context: ReportContext) -> list[SectionResult] | None:
     """Every arithmetic table and figure per set, then people beside the models (ours)."""
     from tracktale.analysis.arithmetic import ArithmeticOptions, arithmetic_outputs
     from tracktale.analysis.arithmetic.human import people_outputs
+    from tracktale.analysis.arithmetic.options import ArithmeticReportOptions
 
+    given = context.options.of(context.paradigm, ArithmeticReportOptions)
     chosen = ArithmeticOptions(
-        reference=context.options.arithmetic_reference,
-        first_answer=context.options.arithmetic_first_answer,
-        interval=context.options.arithmetic_interval,
+        reference=given.reference, first_answer=given.first_answer, interval=given.interval
     )
     results = context.results
     parts: list[SectionResult] = []

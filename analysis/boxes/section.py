@@ -11,13 +11,15 @@ from tracktale.analysis.report.build import ReportContext, SectionResult, per_se
 def models_section(context: ReportContext) -> list[SectionResult] | None:
     """Table 1 (with people where a boxes study ran), compression, probing and transitions."""
     from tracktale.analysis.boxes import boxes_outputs
+    from tracktale.analysis.boxes.options import BoxesReportOptions
     from tracktale.stimuli.boxes.scoring import ScoringRules
 
     if context.results is None:
         return None
     results = context.results
     options = context.options
-    rules = ScoringRules(functor=options.boxes_functor, unparsed=options.boxes_unparsed)
+    chosen = options.of(context.paradigm, BoxesReportOptions)
+    rules = ScoringRules(functor=chosen.functor, unparsed=chosen.unparsed)
     human = context.human
     if human is not None and "response" not in human.columns:
         human = None  # an export without responses: models only

@@ -22,10 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracktale.analysis.data.exclusions import ExclusionRules
+from tracktale.analysis.report.context import ReportContext, ReportOptions, SectionResult
 from tracktale.analysis.report.render import render_html
-from tracktale.analysis.report.style import SavedFigure
-from tracktale.analysis.report.tables import SavedTable
 from tracktale.atomic import atomic_write_text
 from tracktale.errors import TracktaleError
 from tracktale.registry import Registry
@@ -35,6 +33,24 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from tracktale.analysis.report.outputs import Outputs
+
+__all__ = [
+    "SECTIONS",
+    "Report",
+    "ReportContext",
+    "ReportOptions",
+    "SectionResult",
+    "build_report",
+    "name_sets",
+    "per_set_sections",
+    "register_section",
+    "render_html",
+    "reported_paradigms",
+    "restrict_models",
+    "run_sections",
+    "section_paradigms",
+    "sections_of",
+]
 
 SectionFunction = Callable[["ReportContext"], "SectionResult | list[SectionResult] | None"]
 
@@ -70,129 +86,6 @@ def section_paradigms() -> tuple[str, ...]:
 def register_section(paradigm: str, target: str | SectionFunction) -> None:
     """Add a section (a ``module:function`` path or the function itself) to a paradigm."""
     SECTIONS.add(paradigm, [*(sections_of(paradigm) or ()), target], lazy=False)
-
-
-@dataclass(frozen=True)
-class ReportOptions:
-    """How the analyses are run.
-
-    Attributes:
-        rules: Exclusion rules for human data.
-        engine: Mixed-model engine (``auto``, ``statsmodels``, ``lme4``) or ``none`` to skip.
-        slopes: By-participant random complexity slopes in the mixed model (with
-            ``random="intercepts"``).
-        random: glmer's random effects: ``maximal`` (the design's maximal structure and the
-            declared ladder), ``intercepts`` or an lme4 random part
-            (:mod:`~tracktale.analysis.stats.random_structure`).
-        recency: The recency covariate of the second GLM.
-        task_coding: ``sum`` or ``treatment`` coding of probing method.
-        inference: The method the human section leads with: ``auto`` (glmer where R has
-            lme4, else the two-way clustered GLM), ``glmer``, ``glm-2way`` or ``glm`` (the
-            paper's participant-clustered GLM).
-        arithmetic_interval: Intervals of the arithmetic rates: ``wilson`` or the paper's
-            percentile ``bootstrap`` over items (which collapses at 0/n and n/n).
-        accuracy_interval: Intervals of human accuracy in tables and Figure 3: ``bootstrap``
-            (BCa over participants) or ``wilson`` over the pooled trials (too narrow: a
-            participant's trials are not independent).
-        glmer_test: glmer's p-values: ``t-bw`` (t with between-within df) or ``z`` (lme4's).
-        two_way_floor: Test two-way GLM terms with the larger of the two-way and the
-            participant-clustered SE (``False``: the two-way SE alone).
-        permutations: Relabellings of the item-permutation tests, the report's complexity
-            and recency tests (:mod:`tracktale.analysis.stats.permutation`); 0 leaves them out.
-        value: The model correctness column (``correct`` or ``correct_calibrated``).
-        models: Report only these model ids (``None``: all).
-        templates: Report models only on these templates (``None``: all).
-        figure_template: The template Figures 5 and 7 (and the base-vs-instruct table) are
-            computed on: ``standard`` (the paper's 550 trials per task) or ``all`` (pooled).
-        arithmetic_reference: ``paper`` (the paper's executor) or ``ieee`` (ours) for the
-            arithmetic tables.
-        arithmetic_first_answer: ``span`` (the first extracted span) or ``numeric``.
-        boxes_functor: ``strict`` (ours) or ``any`` (the authors' code).
-        boxes_unparsed: ``per-state`` (ours) or ``whole-step`` (the authors' code).
-        include_preview: Analyse the researcher's preview sessions too (left out by default).
-    """
-
-    rules: ExclusionRules = field(default_factory=ExclusionRules)
-    engine: str = "auto"
-    slopes: bool = False
-    random: str = "maximal"
-    recency: str = "focus"
-    task_coding: str = "sum"
-    inference: str = "auto"
-    arithmetic_interval: str = "wilson"
-    accuracy_interval: str = "bootstrap"
-    glmer_test: str = "t-bw"
-    two_way_floor: bool = True
-    permutations: int = 9999
-    value: str = "correct"
-    models: tuple[str, ...] | None = None
-    templates: tuple[str, ...] | None = None
-    figure_template: str = "standard"
-    arithmetic_reference: str = "paper"
-    arithmetic_first_answer: str = "span"
-    boxes_functor: str = "strict"
-    boxes_unparsed: str = "per-state"
-    include_preview: bool = False
-
-
-@dataclass
-class ReportContext:
-    """What a section reads and where it writes.
-
-    Attributes:
-        paradigm: The paradigm being reported.
-        human: Human rows of the tidy table for this paradigm (before exclusions), or ``None``.
-        participants: The participants' session records, or ``None``.
-        models: Model rows of the tidy table for this paradigm, or ``None``.
-        options: The analysis options.
-        figures_dir: Where figures go.
-        tables_dir: Where tables go.
-        stimulus_sets: The loaded stimulus sets of this paradigm.
-        results: The model results as loaded (store columns), for sections that score them
-            themselves; ``None`` without model results.
-        shared: Results earlier sections pass on to later ones.
-        set_names: The folder name of each stimulus set, by its sha256 (a set's own tables
-            and figures go into a folder of that name).
-    """
-
-    paradigm: str
-    human: pd.DataFrame | None
-    participants: pd.DataFrame | None
-    models: pd.DataFrame | None
-    options: ReportOptions
-    figures_dir: Path
-    tables_dir: Path
-    stimulus_sets: list[Any] = field(default_factory=list)
-    results: pd.DataFrame | None = None
-    shared: dict[str, Any] = field(default_factory=dict)
-    set_names: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class SectionResult:
-    """One section of the report.
-
-    Attributes:
-        title: The heading.
-        html: An HTML fragment (model summaries, counts, notes), already escaped.
-        figures: The figures written.
-        tables: The tables written.
-        warnings: What the user must know (failed or singular fits, approximations, empty
-            results), one line each; the CLI prints them.
-        fits: The fitted models, by name, for callers that print or reuse them.
-    """
-
-    title: str
-    html: str = ""
-    figures: list[SavedFigure] = field(default_factory=list)
-    tables: list[SavedTable] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    fits: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_outputs(cls, title: str, outputs: Outputs) -> SectionResult:
-        """A section showing the tables and figures an analysis wrote (:mod:`.outputs`)."""
-        return cls(title=title, figures=list(outputs.figures), tables=list(outputs.tables))
 
 
 @dataclass(frozen=True)
@@ -234,6 +127,13 @@ def _split(table: pd.DataFrame | None, paradigm: str, kind: str) -> pd.DataFrame
     return rows if not rows.empty else None
 
 
+def reported_paradigms(trials: pd.DataFrame) -> list[str]:
+    """The paradigms present in ``trials``: those with sections in their order, then the others."""
+    present = list(dict.fromkeys(trials["paradigm"].dropna()))
+    known = section_paradigms()
+    return [p for p in known if p in present] + [p for p in present if p not in known]
+
+
 def run_sections(
     trials: pd.DataFrame,
     participants: pd.DataFrame | None,
@@ -247,9 +147,7 @@ def run_sections(
     stimulus_sets = list(stimulus_sets)
     set_names = set_names or name_sets([None] * len(stimulus_sets), stimulus_sets)
     sections: list[SectionResult] = []
-    present = list(dict.fromkeys(trials["paradigm"].dropna()))
-    known = section_paradigms()
-    for paradigm in [p for p in known if p in present] + [p for p in present if p not in known]:
+    for paradigm in reported_paradigms(trials):
         declared = sections_of(paradigm)
         if declared is None:
             sections.append(
@@ -337,7 +235,9 @@ def build_report(
         sources.append(f"model results: {models if isinstance(models, str | Path) else 'table'}")
     sources += left_aside
     html_path = out / "report.html"
-    atomic_write_text(html_path, render_html(sections, sources, options))
+    atomic_write_text(
+        html_path, render_html(sections, sources, options, reported_paradigms(trials))
+    )
     return Report(
         html_path=html_path,
         sections=sections,

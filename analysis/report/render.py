@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import datetime
 import functools
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     import jinja2
     import pandas as pd
 
-    from tracktale.analysis.report.build import ReportOptions, SectionResult
+    from tracktale.analysis.report.context import ReportOptions, SectionResult
     from tracktale.analysis.report.style import SavedFigure
 
 MAX_ROWS = 60
@@ -92,8 +93,20 @@ def _section_view(section: SectionResult) -> dict[str, Any]:
     }
 
 
-def render_html(sections: list[SectionResult], sources: list[str], options: ReportOptions) -> str:
-    """The whole page: one file, figures embedded as PNG data."""
+def render_html(
+    sections: list[SectionResult],
+    sources: list[str],
+    options: ReportOptions,
+    paradigms: Iterable[str] = (),
+) -> str:
+    """The whole page: one file, figures embedded as PNG data.
+
+    Args:
+        sections: The sections, in page order.
+        sources: One line per input (stimulus sets, human data, model results).
+        options: The analysis options (stated in one line).
+        paradigms: The paradigms reported, whose own options the line states too.
+    """
     from importlib.resources import files
 
     css = files("tracktale.analysis.report").joinpath("templates", "report.css").read_text("utf-8")
@@ -105,7 +118,7 @@ def render_html(sections: list[SectionResult], sources: list[str], options: Repo
             version=tracktale.__version__,
             date=datetime.date.today().isoformat(),
             sources=sources,
-            options=describe_options(options),
+            options=describe_options(options, paradigms),
             sections=[_section_view(section) for section in sections],
         )
     )
@@ -117,20 +130,32 @@ def _root_of(section: SectionResult) -> Path:
     return paths[0].parent.parent if paths else Path(".")
 
 
-def describe_options(options: ReportOptions) -> str:
-    """The analysis options in one line, as the page states them."""
-    return (
-        f"mixed-model engine {options.engine}, random effects "
-        f"{'intercepts and complexity slopes' if options.slopes else options.random}, "
-        f"recency covariate {options.recency}, task coding {options.task_coding}, "
-        f"inference {options.inference}, glmer tests {options.glmer_test}, item "
-        f"permutations {options.permutations:,}, two-way SEs "
-        f"{'at least the participant-clustered' if options.two_way_floor else 'as estimated'}, "
-        f"accuracy intervals {options.accuracy_interval}, "
-        f"model correctness column {options.value}, Figures 5 and 7 on the "
-        f"{options.figure_template} template{'s' if options.figure_template == 'all' else ''}, "
-        f"arithmetic reference "
-        f"{options.arithmetic_reference} (first answer: {options.arithmetic_first_answer}, "
-        f"intervals {options.arithmetic_interval}), "
-        f"boxes functor rule {options.boxes_functor}, unparsed answers {options.boxes_unparsed}"
+def describe_options(options: ReportOptions, paradigms: Iterable[str] = ()) -> str:
+    """The analysis options in one line, as the page states them.
+
+    Args:
+        options: The analysis options.
+        paradigms: The paradigms reported: the line ends with each one's own options (those
+            its plug-in declares), and names no other paradigm's.
+    """
+    from tracktale.analysis.report.options import ParadigmOptions, options_model
+
+    own = [
+        options.of(paradigm, ParadigmOptions).describe()
+        for paradigm in paradigms
+        if options_model(paradigm) is not None
+    ]
+    return ", ".join(
+        [
+            f"mixed-model engine {options.engine}, random effects "
+            f"{'intercepts and complexity slopes' if options.slopes else options.random}, "
+            f"recency covariate {options.recency}, task coding {options.task_coding}, "
+            f"inference {options.inference}, glmer tests {options.glmer_test}, item "
+            f"permutations {options.permutations:,}, two-way SEs "
+            f"{'at least the participant-clustered' if options.two_way_floor else 'as estimated'}"
+            f", accuracy intervals {options.accuracy_interval}, "
+            f"model correctness column {options.value}, Figures 5 and 7 on the "
+            f"{options.figure_template} template{'s' if options.figure_template == 'all' else ''}",
+            *own,
+        ]
     )

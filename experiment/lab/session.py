@@ -112,8 +112,8 @@ class LabSession:
         self.key = check_participant_key(participant_key)
         try:
             started = service.start_lab_session(self.key, user_agent=user_agent)
-        except ApiError as error:
-            status = error.extra.get("participant_status")
+        except StudyRefusal as error:
+            status = error.details.get("participant_status")
             if status in _REFUSALS and "not in the lab" not in error.message:
                 raise TracktaleError(f"participant {self.key!r} {_REFUSALS[status]}") from None
             raise TracktaleError(error.message) from None

@@ -81,6 +81,10 @@ class HumanStudy(abc.ABC):
     """What the progress line and the timeout notice call a trial ("Story 12 of 50")."""
     lab: bool = False
     """Whether the PsychoPy lab mode can run this study."""
+    paper_timing: Mapping[str, int] | None = None
+    """The source paper's time limits (``reading_ms``, ``response_ms``), where it set any: a
+    study that departs from them is warned (``None``: the paper set none, the defaults are
+    ours)."""
 
     def nouns(self) -> dict[str, str]:
         """What the page calls a trial: ``title``, ``singular`` and ``plural``.

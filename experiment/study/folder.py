@@ -22,7 +22,6 @@ import os
 import re
 import shutil
 import tempfile
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,9 +29,11 @@ import yaml
 
 from tracktale.atomic import atomic_write_text
 from tracktale.errors import TracktaleError
+from tracktale.stimuli.registry import FOLDER_PARADIGM, get_paradigm
 
 if TYPE_CHECKING:
     from tracktale.experiment.study.config import StudyConfig
+    from tracktale.stimuli.paradigm import Paradigm
 
 ITEMS = "items.csv"
 DESIGN = "design.yaml"
@@ -40,7 +41,6 @@ STUDY_FILE = "study.yaml"
 ETHICS = "ethics"
 README = "README.md"
 OUTPUT = "output"
-PARADIGM = "items"
 ETHICS_TEMPLATES = {
     "consent": "general_consent",
     "information": "general_information",
@@ -126,11 +126,18 @@ def _umask() -> int:
     return mask
 
 
+def _paradigm() -> Paradigm:
+    """The paradigm a study folder is imported with (:data:`FOLDER_PARADIGM`)."""
+    return get_paradigm(FOLDER_PARADIGM)
+
+
 def example_files(name: str) -> dict[str, str]:
     """The example study's files (relative path -> text) for a folder called ``name``."""
     from tracktale.ethics import document_path
 
-    example = resources.files("tracktale.stimuli.items") / "example"
+    example = _paradigm().example
+    if example is None:
+        raise TracktaleError(f"the {_paradigm().name} paradigm ships no example study")
     files = {
         ITEMS: example.joinpath("items.csv").read_text(encoding="utf-8"),
         DESIGN: example.joinpath("design.yaml").read_text(encoding="utf-8"),
@@ -173,11 +180,10 @@ def import_study(folder: Path, out: Path | None = None) -> Path:
     Raises:
         InputProblems: Every problem of the table or the design, one line each.
     """
-    from tracktale.stimuli.registry import get_paradigm
     from tracktale.stimulus_set import is_stimulus_set, read_manifest, write_stimulus_set
 
     folder = check_study_folder(folder)
-    stimulus_set = get_paradigm(PARADIGM).import_set(folder / ITEMS, folder / DESIGN)
+    stimulus_set = _paradigm().import_set(folder / ITEMS, folder / DESIGN)
     target = (out or folder / OUTPUT / "sets") / stimulus_set.sha256[:12]
     # The set's sha256 covers its items; the manifest also records the design, so a design
     # change that leaves the items alone (a title, a time limit) must still be written.
@@ -209,7 +215,7 @@ def study_config(folder: Path, set_dir: Path, database: str | None = None) -> St
     data = {
         "study_id": folder_study_id(folder),
         **data,
-        "paradigm": PARADIGM,
+        "paradigm": FOLDER_PARADIGM,
         "stimuli": str(Path(set_dir).resolve()),
         "ethics": ethics,
     }

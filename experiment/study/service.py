@@ -25,10 +25,16 @@ from tracktale.experiment.storage.pseudonyms import (
 from tracktale.experiment.storage.store import Participant, Storage, hash_token
 from tracktale.experiment.study.config import StudyConfig
 from tracktale.experiment.study.design import SessionPlan
+from tracktale.experiment.study.errors import (
+    InvalidRequest,
+    NotAuthenticated,
+    NotPermitted,
+    UnknownParticipant,
+    WrongState,
+)
 from tracktale.experiment.study.instructions import GENDERS
 from tracktale.experiment.study.links import is_preview_key
 from tracktale.experiment.study.trialflow import Answered, TrialDesk
-from tracktale.experiment.study.validation import ApiError
 from tracktale.experiment.study.words import check_reading_mode
 from tracktale.schema.records import PREVIEW_SOURCE
 from tracktale.stimulus_set import StimulusSet, is_stimulus_set, read_stimulus_set
@@ -150,22 +156,20 @@ class StudyService:
         (:mod:`.links`) is a preview session: ``source="preview"``, kept out of the data.
 
         Raises:
-            ApiError: 409 if the participant may not continue, 403 if the session cannot be
-                proven to be theirs, the link names another Prolific study or the preview
-                key is not the study's.
+            WrongState: If the participant may not continue.
+            NotPermitted: If the session cannot be proven to be theirs, the link names another
+                Prolific study or the preview key is not the study's.
         """
         if preview is not None:
             if not is_preview_key(self.storage, self.config.study_id, preview):
-                raise ApiError(
-                    403,
+                raise NotPermitted(
                     "this preview link is not valid for this study; ask the researcher for it",
                     reason="bad_preview",
                 )
             source = PREVIEW_SOURCE
         expected_study = self.config.prolific.study_id
         if source == "online" and expected_study and prolific_study_id != expected_study:
-            raise ApiError(
-                403,
+            raise NotPermitted(
                 "this link belongs to another study; please open the study from Prolific",
                 reason="wrong_study",
             )
@@ -180,8 +184,7 @@ class StudyService:
             )
         if (existing.source == PREVIEW_SOURCE) != (source == PREVIEW_SOURCE):
             # A preview never turns into data, nor a participant's session into a preview.
-            raise ApiError(
-                409,
+            raise WrongState(
                 "this id belongs to another kind of session; open the study from its own link",
                 participant_status=existing.status,
                 reason="other_source",
@@ -198,8 +201,7 @@ class StudyService:
             # next moment (its token then answers 401 taken_over), but this start succeeded.
             taken = dataclasses.replace(existing, token_hash=hash_token(fresh), browser=browser)
             return SessionStart(taken, fresh, True)
-        raise ApiError(
-            403,
+        raise NotPermitted(
             "this study was started in another browser; please continue there "
             "(or contact the researcher)",
             reason="other_browser",
@@ -215,14 +217,13 @@ class StudyService:
         whoever runs the lab machine may continue a lab participant's session.
 
         Raises:
-            ApiError: 409 if the id belongs to an online participant or may not continue.
+            WrongState: If the id belongs to an online participant or may not continue.
         """
         existing = self.storage.get_participant(self.config.study_id, participant_key)
         if existing is None:
             return self._register(participant_key, source="lab", user_agent=user_agent)
         if existing.source != "lab":
-            raise ApiError(
-                409,
+            raise WrongState(
                 f"participant {participant_key!r} took part {existing.source}, not in the lab",
                 participant_status=existing.status,
             )
@@ -254,8 +255,8 @@ class StudyService:
             )
         except ConflictError:
             # Two requests for the same new participant raced; the other one won.
-            raise ApiError(
-                409, "this session is being started in another window", reason="starting_elsewhere"
+            raise WrongState(
+                "this session is being started in another window", reason="starting_elsewhere"
             ) from None
         return SessionStart(participant, token, resumed=False)
 
@@ -289,34 +290,32 @@ class StudyService:
             code = self.completion_code(participant)
             extra["completion_code"] = code
             extra["redirect"] = self.config.prolific.redirect(code)
-        raise ApiError(409, messages[participant.status], **extra)
+        raise WrongState(messages[participant.status], **extra)
 
     def authenticate(self, token: str | None) -> Participant:
         """The participant whose session token this is.
 
         Raises:
-            ApiError: 401 without a valid token; ``reason: taken_over`` when the token was
+            NotAuthenticated: Without a valid token; ``reason: taken_over`` when the token was
                 replaced because another browser took the session over.
         """
         participant = self.storage.participant_by_token(token) if token else None
         if participant is None or participant.study_id != self.config.study_id:
             if token and self.storage.journal.revoked(hash_token(token)):
-                raise ApiError(
-                    401,
+                raise NotAuthenticated(
                     "this study was opened in another browser or window; please continue there",
                     reason="taken_over",
                 )
-            raise ApiError(401, "unknown or expired session; reload the page", reason="expired")
+            raise NotAuthenticated("unknown or expired session; reload the page", reason="expired")
         return participant
 
     def check_session_stimuli(self, participant: Participant) -> None:
-        """Refuse a session that started on another stimulus set (409)."""
+        """Refuse a session that started on another stimulus set (:class:`WrongState`)."""
         self._check_stimuli(participant)
 
     def _check_stimuli(self, participant: Participant) -> None:
         if participant.stimulus_sha256 != self.stimuli.sha256:
-            raise ApiError(
-                409,
+            raise WrongState(
                 "the study's stimuli changed since this session started; "
                 "please contact the researcher",
                 reason="stimuli_changed",
@@ -370,14 +369,13 @@ class StudyService:
         is refused, also when two tabs send them at once (the storage decides).
 
         Raises:
-            ApiError: 409 after the end, or to withdraw consent given earlier.
+            WrongState: After the end, or to withdraw consent given earlier.
             ConflictError: ``decided``, when another tab's opposite decision came first.
         """
         if participant.consent is None or participant.consent != consent:
             self._refuse_finished(participant)
             if participant.consent:
-                raise ApiError(
-                    409,
+                raise WrongState(
                     "consent was already given; to withdraw, return the study",
                     reason="decided",
                 )
@@ -399,16 +397,17 @@ class StudyService:
         """Store the end-of-study answers (validated by the API); returns how many were new.
 
         Raises:
-            ApiError: 409 before consent or after the end.
+            WrongState: Before consent or after the end.
+            InvalidRequest: For a gender the survey does not offer.
             ConflictError: ``already_recorded``, when different answers are stored already
                 (another tab's): the first survey wins, whole.
         """
         self._refuse_finished(participant)
         if not participant.consent:
-            raise ApiError(409, "the survey can only be answered after consent")
+            raise WrongState("the survey can only be answered after consent")
         gender = answers.get("gender")
         if gender is not None and gender not in GENDERS:
-            raise ApiError(400, "field 'gender' has an unknown value")
+            raise InvalidRequest("field 'gender' has an unknown value")
         return self.storage.save_survey(participant.participant_id, answers)
 
     def _survey_done(self, participant: Participant) -> bool:
@@ -433,17 +432,17 @@ class StudyService:
         change is recorded as a ``status`` event with who asked.
 
         Raises:
-            ApiError: 400 for another status or a reopening without confirmation, 404 for a
-                participant of another study.
+            InvalidRequest: For another status or a reopening without confirmation.
+            UnknownParticipant: For a participant of another study.
         """
         if status not in ("returned", "started"):
-            raise ApiError(400, "the status can only be set to returned or started")
+            raise InvalidRequest("the status can only be set to returned or started")
         people = self.storage.participants(self.config.study_id)
         person = next((p for p in people if p.participant_id == participant_id), None)
         if person is None:
-            raise ApiError(404, f"no participant {participant_id!r} in this study")
+            raise UnknownParticipant(f"no participant {participant_id!r} in this study")
         if status == "started" and person.status in FINAL_STATUSES and not confirmed:
-            raise ApiError(400, f"reopening a {person.status} participant needs confirmation")
+            raise InvalidRequest(f"reopening a {person.status} participant needs confirmation")
         self.storage.set_status(participant_id, status)
         self.storage.journal.record_event(
             self.config.study_id,
@@ -459,7 +458,7 @@ class StudyService:
             The Prolific completion redirect (again, if it was completed before).
 
         Raises:
-            ApiError: 409 naming what is still missing, or if the participant was screened out.
+            WrongState: Naming what is still missing, or if the participant was screened out.
         """
         prolific = self.config.prolific
         if participant.status == "completed":
@@ -467,8 +466,8 @@ class StudyService:
         self._refuse_finished(participant)
         missing = self.missing_trials(participant)
         if missing:
-            raise ApiError(409, f"{len(missing)} trial(s) not saved yet", missing=missing)
+            raise WrongState(f"{len(missing)} trial(s) not saved yet", missing=missing)
         if not self._survey_done(participant):
-            raise ApiError(409, "the final questions are not saved yet", missing=["survey"])
+            raise WrongState("the final questions are not saved yet", missing=["survey"])
         self.storage.set_status(participant.participant_id, "completed")
         return prolific.redirect(self.completion_code(participant))

@@ -30,11 +30,11 @@ from flask import (
 
 from tracktale.experiment.export import files as export
 from tracktale.experiment.export.summary import task_accuracy
+from tracktale.experiment.study.errors import StudyRefusal
 from tracktale.experiment.study.links import participant_link, preview_key, preview_link
 from tracktale.experiment.study.service import StudyService
-from tracktale.experiment.study.validation import ApiError
 from tracktale.experiment.web import auth
-from tracktale.experiment.web.api import admin_request
+from tracktale.experiment.web.api import REFUSAL_STATUS, admin_request
 from tracktale.schema.records import PREVIEW_SOURCE
 from tracktale.trial import PARTICIPANT_STATUSES
 
@@ -80,8 +80,8 @@ def create_admin(service: StudyService) -> Blueprint:
                 confirmed=request.form.get("confirm") == "reopen",
                 by=auth.who(),
             )
-        except ApiError as error:
-            abort(error.status, error.message)
+        except StudyRefusal as error:
+            abort(REFUSAL_STATUS[type(error)], error.message)
         return redirect(url_for("admin.index"))
 
     return admin

@@ -16,6 +16,15 @@ from flask import Blueprint, g, jsonify, request
 from flask_limiter import Limiter
 
 from tracktale.experiment.storage.store import Participant
+from tracktale.experiment.study.errors import (
+    InconsistentRequest,
+    InvalidRequest,
+    NotAuthenticated,
+    NotPermitted,
+    StudyRefusal,
+    UnknownParticipant,
+    WrongState,
+)
 from tracktale.experiment.study.service import StudyService
 from tracktale.experiment.study.validation import (
     CONSENT_FIELDS,
@@ -36,8 +45,26 @@ TOKEN_HEADER = "X-Session-Token"
 WRITE_VIEWS = ("consent", "serve", "save_trial", "save_survey", "complete")
 """The views whose requests count against ``writes_per_participant_per_minute``."""
 
+REFUSAL_STATUS: dict[type[StudyRefusal], int] = {
+    InvalidRequest: 400,
+    NotAuthenticated: 401,
+    NotPermitted: 403,
+    UnknownParticipant: 404,
+    WrongState: 409,
+    InconsistentRequest: 422,
+}
+"""The HTTP status of each refusal the study's rules raise (only the web layer knows them)."""
+
 # Kept importable from here for the lab mode and older callers; the schemas live in validation.
-__all__ = ["SURVEY_FIELDS", "TOKEN_HEADER", "TRIAL_FIELDS", "create_api", "error_response"]
+__all__ = [
+    "REFUSAL_STATUS",
+    "SURVEY_FIELDS",
+    "TOKEN_HEADER",
+    "TRIAL_FIELDS",
+    "create_api",
+    "error_response",
+    "refusal_error",
+]
 
 
 def admin_request() -> bool:
@@ -173,6 +200,11 @@ def _add_answer_views(api: Blueprint, service: StudyService) -> None:
         person = _participant(service)
         data = _body(SURVEY_FIELDS)
         return jsonify(ok=True, stored=service.record_survey(person, data))
+
+
+def refusal_error(error: StudyRefusal) -> ApiError:
+    """The HTTP refusal for a study's domain error: its status, message and details."""
+    return ApiError(REFUSAL_STATUS[type(error)], error.message, **error.details)
 
 
 def error_response(error: ApiError):

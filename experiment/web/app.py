@@ -23,13 +23,13 @@ from tracktale.errors import ConflictError, StorageUnavailable, TracktaleError
 from tracktale.experiment.paradigms import HumanStudy, get_human_study
 from tracktale.experiment.storage.store import Storage
 from tracktale.experiment.study.config import STUDY_ENV, Secrets, StudyConfig, load_study
-from tracktale.experiment.study.errors import InconsistentRequest, StudyRefusal, WrongState
+from tracktale.experiment.study.errors import StudyRefusal
 from tracktale.experiment.study.instructions import GENDERS, session_screens
 from tracktale.experiment.study.locale import Catalogue
 from tracktale.experiment.study.service import StudyService, load_stimuli
 from tracktale.experiment.study.validation import ApiError
 from tracktale.experiment.web.admin import create_admin
-from tracktale.experiment.web.api import create_api, error_response
+from tracktale.experiment.web.api import create_api, error_response, refusal_error
 from tracktale.experiment.web.frontend import VENDOR_FILES, find_node_modules
 from tracktale.experiment.web.ratelimit import create_limiter, retry_after_breached
 from tracktale.stimulus_set import StimulusSet
@@ -45,10 +45,6 @@ CONTENT_SECURITY_POLICY = (
 )
 REDIRECT_DELAY_MS = 5000
 """How long the final screen shows the completion code before the redirect to Prolific."""
-
-
-REFUSAL_STATUS: dict[type[StudyRefusal], int] = {WrongState: 409, InconsistentRequest: 422}
-"""The HTTP status of each refusal the study's rules raise (only the web layer knows them)."""
 
 
 def create_app(
@@ -176,8 +172,7 @@ def _register_hooks(app: Flask, service: StudyService) -> None:
 
     @app.errorhandler(StudyRefusal)
     def refused(error: StudyRefusal):
-        status = REFUSAL_STATUS[type(error)]
-        return error_response(ApiError(status, error.message, **error.details))
+        return error_response(refusal_error(error))
 
     @app.errorhandler(ConflictError)
     def conflict(error: ConflictError):

@@ -11,14 +11,32 @@ from importlib import resources
 
 from tracktale.errors import TracktaleError
 
-PLANS = {
-    "arithmetic-table1": "the arithmetic paper's Table 1: its 15 models, greedy, 32,768 tokens, "
-    "reruns at full context",
-    "boxes-chatgpt": "the boxes paper's models (ChatGPT, Vicuna-13B) through the OpenAI-compatible "
-    "backend, sampled at temperature 1 as the paper ran them",
-    "boxes-chatgpt-greedy": "the same models decoded greedily (the deterministic variant)",
-}
-"""Plan name -> what it runs."""
+
+def _summary(text: str) -> str:
+    """The first sentence of a plan's header comment (its first paragraph of ``#`` lines)."""
+    lines = []
+    for line in text.splitlines():
+        words = line.removeprefix("#").strip()
+        if not line.startswith("#") or not words:
+            break
+        lines.append(words)
+    paragraph = " ".join(lines)
+    end = paragraph.find(". ")
+    return paragraph[: end + 1] if end >= 0 else paragraph
+
+
+def _shipped() -> dict[str, str]:
+    """Every plan file of this package: its name (hyphens for underscores) -> its summary."""
+    found = sorted(
+        (path.name.removesuffix(".yaml").replace("_", "-"), path.read_text("utf-8"))
+        for path in resources.files(__name__).iterdir()
+        if path.name.endswith(".yaml")
+    )
+    return {name: _summary(text) for name, text in found}
+
+
+PLANS = _shipped()
+"""Plan name -> what it runs (the first sentence of its header), for every shipped plan file."""
 
 
 def plan_text(name: str) -> str:

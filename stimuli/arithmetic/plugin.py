@@ -12,4 +12,5 @@ PLUGIN = ParadigmPlugin(
     model_tasks=("explicit", "sequence"),
     report="tracktale.analysis.arithmetic:SECTIONS",
     power="tracktale.analysis.arithmetic.power:POWER",
+    report_options="tracktale.analysis.arithmetic.options:ArithmeticReportOptions",
 )

@@ -12,4 +12,5 @@ PLUGIN = ParadigmPlugin(
     model_tasks=("explicit", "sequence"),
     report="tracktale.analysis.boxes:SECTIONS",
     power="tracktale.analysis.boxes.power:POWER",
+    report_options="tracktale.analysis.boxes.options:BoxesReportOptions",
 )

@@ -24,7 +24,7 @@ from tracktale.item import Item
 from tracktale.schema.payloads import truth_problems
 from tracktale.schema.results import Judgement
 from tracktale.stimuli.items.answers import answers_named
-from tracktale.stimuli.items.payload import ItemsTruth
+from tracktale.stimuli.items.payload import ItemsTruth, design_cell
 from tracktale.stimuli.paradigm import Paradigm
 from tracktale.stimulus_set import StimulusSet
 
@@ -53,6 +53,7 @@ class ItemsParadigm(Paradigm):
     version = "1"
     description = "the researcher's own items, imported from a CSV/TSV/XLSX table"
     source = "importer"
+    example = EXAMPLE_DIR
     options = ()
     protocols: Mapping[str, Mapping[str, Any]] = {}
     judgement = ItemsJudgement
@@ -110,8 +111,7 @@ class ItemsParadigm(Paradigm):
 
     def design_cell(self, item: Item) -> str:
         """``main/attractor=pl,number=sg``, ``filler/-``, ``practice/-``."""
-        cell = ",".join(f"{key}={item.condition[key]}" for key in sorted(item.condition))
-        return f"{item.role}/{cell or '-'}"
+        return design_cell(item)
 
     def word_spans(self, item: Item) -> list[tuple[int, int]] | None:
         """The item's word or region spans, as imported."""

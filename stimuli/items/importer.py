@@ -27,7 +27,7 @@ from tracktale.errors import InputProblems
 from tracktale.item import ChoicePair, Item
 from tracktale.stimuli.items.design import Design, load_design
 from tracktale.stimuli.items.lists import latin_square_list
-from tracktale.stimuli.items.payload import ItemsTruth, Response, SegmentSource
+from tracktale.stimuli.items.payload import ItemsTruth, Response, SegmentSource, design_cell
 from tracktale.stimuli.items.reader import Row, Table, read_table
 from tracktale.stimuli.items.segment import segment
 from tracktale.stimulus_set import StimulusSet, build_stimulus_set
@@ -457,8 +457,6 @@ def _sha256(path: Path) -> str:
 def _assemble(
     items: list[Item], design: Design, table: Table, design_file: Path, lists: list[str]
 ) -> StimulusSet:
-    from tracktale.stimuli.items import PARADIGM
-
     config = {
         "protocol": "imported",
         "design": design.model_dump(mode="json"),
@@ -479,5 +477,5 @@ def _assemble(
         generator_version=f"tracktale {tracktale.__version__}; {PARADIGM_NAME} {VERSION}",
         seed=0,
         config=config,
-        design_cell=PARADIGM.design_cell,
+        design_cell=design_cell,
     )

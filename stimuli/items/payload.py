@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import with_config
 from typing_extensions import TypedDict
 
+from tracktale.item import Item
 from tracktale.schema.stimulus import STRICT_DATA
 
 ResponseKind = Literal["typed", "choice", "none"]
@@ -57,3 +58,12 @@ class ItemsTruth(TypedDict):
     segments: list[list[int]]
     segmenter: str
     segments_from: SegmentSource
+
+
+def design_cell(item: Item) -> str:
+    """An imported item's design cell: ``main/attractor=pl,number=sg``, ``filler/-``, ...
+
+    Here, not on the paradigm, so that the importer needs nothing of the paradigm's module.
+    """
+    cell = ",".join(f"{key}={item.condition[key]}" for key in sorted(item.condition))
+    return f"{item.role}/{cell or '-'}"

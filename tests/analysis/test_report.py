@@ -136,7 +136,11 @@ def test_a_report_of_models_alone(inputs, tmp_path, small_reports):
         "narrative: template manipulation check",
         "narrative: paper versus this run (scorecard)",
     ]
-    assert "No human data was given" in result.html_path.read_text()
+    page = result.html_path.read_text()
+    assert "No human data was given" in page
+    # The options line states the narrative report's options, no other paradigm's.
+    assert "model correctness column correct" in page
+    assert "boxes functor" not in page and "arithmetic reference" not in page
 
 
 def test_sections_plug_in_through_the_registry(trial_table, tmp_path, monkeypatch):

@@ -104,3 +104,21 @@ def test_backup_copies_a_database_in_use_and_refuses_a_damaged_one(
     err = capsys.readouterr().err
     assert exit_info.value.code == 1 and "is damaged" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "b.sqlite").exists()
+
+
+def test_only_a_study_whose_paper_set_time_limits_is_warned_of_departing_from_them():
+    import dataclasses
+
+    from tracktale.experiment.cli import _warnings
+    from tracktale.experiment.study.config import load_study
+
+    narrative = load_study(None)
+    assert not any("time limits" in note for note in _warnings(narrative))
+    shorter = dataclasses.replace(
+        narrative, timing=dataclasses.replace(narrative.timing, reading_ms=3000)
+    )
+    assert "time limits are 3000 / 15000 ms, not the source paper's 40000 / 15000" in (
+        _warnings(shorter)
+    )
+    boxes = dataclasses.replace(shorter, paradigm="boxes")  # its paper set no time limits
+    assert not any("time limits" in note for note in _warnings(boxes))

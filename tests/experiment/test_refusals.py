@@ -7,10 +7,14 @@ import ast
 from tests.conftest import REPO_ROOT
 from tracktale.errors import TracktaleError
 from tracktale.experiment.study import errors
-from tracktale.experiment.web.app import REFUSAL_STATUS
+from tracktale.experiment.web.api import REFUSAL_STATUS
 
-RULES_WITHOUT_HTTP = ("experiment/study/trialflow.py", "experiment/study/errors.py")
-"""Study rules that raise only domain errors (``service.py`` still raises ``ApiError``)."""
+RULES_WITHOUT_HTTP = (
+    "experiment/study/trialflow.py",
+    "experiment/study/service.py",
+    "experiment/study/errors.py",
+)
+"""Study rules that raise only domain errors."""
 
 
 def test_every_refusal_has_a_status_in_the_web_layer():
@@ -20,8 +24,14 @@ def test_every_refusal_has_a_status_in_the_web_layer():
         if isinstance(value, type) and issubclass(value, errors.StudyRefusal)
     ]
     assert set(kinds) - {errors.StudyRefusal} == set(REFUSAL_STATUS)
-    assert REFUSAL_STATUS[errors.WrongState] == 409
-    assert REFUSAL_STATUS[errors.InconsistentRequest] == 422
+    assert {kind.__name__: status for kind, status in REFUSAL_STATUS.items()} == {
+        "InvalidRequest": 400,
+        "NotAuthenticated": 401,
+        "NotPermitted": 403,
+        "UnknownParticipant": 404,
+        "WrongState": 409,
+        "InconsistentRequest": 422,
+    }
     assert all(issubclass(kind, TracktaleError) for kind in kinds)
 
 

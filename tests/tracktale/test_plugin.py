@@ -9,6 +9,7 @@ import pytest
 
 from tracktale.analysis.power.people import PowerModel, power_model, power_paradigms
 from tracktale.analysis.report import build as report
+from tracktale.analysis.report.options import ParadigmOptions, options_model
 from tracktale.errors import TracktaleError
 from tracktale.experiment.paradigms import HumanStudy, get_human_study, human_study_names
 from tracktale.models.tasks import task_names
@@ -60,9 +61,12 @@ def test_every_declared_part_resolves_to_what_its_stage_expects(name):
     assert plugin.model_tasks and set(plugin.model_tasks) <= set(task_names())
     if plugin.has("power"):
         assert isinstance(power_model(name), PowerModel)
-    assert set(plugin.references()) == {"stimuli", "human_study", "report"} | (
-        {"power"} if plugin.has("power") else set()
-    )
+    model = options_model(name)
+    if plugin.has("report_options"):
+        assert model is not None and issubclass(model, ParadigmOptions)
+        assert model().describe()
+    optional = {part for part in ("power", "report_options") if plugin.has(part)}
+    assert set(plugin.references()) == {"stimuli", "human_study", "report"} | optional
 
 
 def test_power_models_are_those_the_plugins_declare():

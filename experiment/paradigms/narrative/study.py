@@ -28,6 +28,7 @@ class NarrativeStudy(HumanStudy):
     study_id = "narrative-entity-tracking"
     title = "Reading short stories"
     timing = {"reading_ms": 40_000, "response_ms": 15_000, "feedback_ms": 2_500}
+    paper_timing = {"reading_ms": 40_000, "response_ms": 15_000}
     lab = True
 
     def check_stimuli(self, stimulus_set: StimulusSet, design: DesignConfig, where: str) -> None:
