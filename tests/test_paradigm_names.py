@@ -44,8 +44,7 @@ KNOWN = {
     "app/pipeline.py": 2,  # tracktale run: the paper's narrative sets
     "ethics/__init__.py": 6,  # the paradigms' ethics documents
     "experiment/cli.py": 1,  # the narrative study's paper timing
-    "experiment/study/config.py": 3,  # default study id; probes only in arithmetic; reading modes
-    # only in narrative
+    "experiment/study/config.py": 2,  # default study id; probes only in arithmetic
     "experiment/study/folder.py": 2,  # a study folder runs the items paradigm
     "models/plans/__init__.py": 3,  # the papers' plan names
 }

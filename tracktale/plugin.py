@@ -21,8 +21,9 @@ field                     stage           what the reference names
 ========================  ==============  ==================================================
 
 ``model_tasks`` names the registered model tasks (:data:`tracktale.models.tasks.TASK_REGISTRY`)
-its items are built for. Shared code asks the registry for a paradigm's part instead of
-switching on its name.
+its items are built for; ``reading_modes`` the word-by-word reading modes its human study
+serves besides whole texts (a study file's ``reading_mode``: ``self_paced``, ``maze``).
+Shared code asks the registry for a paradigm's part instead of switching on its name.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from typing import Any, ClassVar, Literal
 
 Part = Literal["stimuli", "human_study", "report", "power"]
 """The parts of a paradigm that are lazy references."""
+ReadingMode = Literal["self_paced", "maze"]
+"""A word-by-word reading mode a human study may serve (whole texts are always served)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,9 @@ class ParadigmPlugin:
         model_tasks: The model tasks its items are built for, by registered name.
         report: ``module:attribute`` of its report sections (``None``: no sections).
         power: ``module:attribute`` of its people power model (``None``: none).
+        reading_modes: The word-by-word reading modes its human study serves (empty: whole
+            texts only): its texts' words, regions and Maze distractors come from
+            ``HumanStudy.reading_units`` and the items' ``meta.distractors``.
     """
 
     name: str
@@ -54,6 +60,7 @@ class ParadigmPlugin:
     model_tasks: tuple[str, ...] = ()
     report: str | None = None
     power: str | None = None
+    reading_modes: tuple[ReadingMode, ...] = ()
 
     STAGES: ClassVar[dict[str, str]] = {
         "stimuli": "stimuli",
@@ -64,6 +71,10 @@ class ParadigmPlugin:
     """Part -> the stage (``tracktale.<stage>``) that owns it and alone resolves it."""
 
     def __post_init__(self) -> None:
+        if self.reading_modes and self.human_study is None:
+            raise ValueError(
+                f"paradigm {self.name!r}: reading_modes needs a human study to serve them"
+            )
         for part, stage in self.STAGES.items():
             reference = getattr(self, part)
             if reference is None:
