@@ -182,6 +182,16 @@ class HumanStudy(abc.ABC):
         ``completed_before`` (lists of paragraphs) and ``keys``.
         """
 
+    def word_by_word_instructions(
+        self, screens: dict[str, Any], reading_ms: int, mode: str, redo: bool
+    ) -> dict[str, Any]:
+        """The online instruction ``screens`` of a study read word by word (``reading_mode``).
+
+        Called with what :meth:`instructions` gave; unchanged by default (the study's
+        instructions stand). ``redo``: the study's ``maze_redo``.
+        """
+        return screens
+
     @abc.abstractmethod
     def behave(
         self,

@@ -342,6 +342,33 @@ class ItemsStudy(HumanStudy):
             welcome.extend(block for block in plain if block)
         return screens
 
+    def word_by_word_instructions(
+        self, screens: dict[str, Any], reading_ms: int, mode: str, redo: bool
+    ) -> dict[str, Any]:
+        """The welcome screen says how the texts are read: dashes and SPACE, or the Maze.
+
+        Its paragraphs on reading a whole text (and its parts) give way to one on the mode
+        (``read_and_answer.spr_online``, ``spr_regions_online``, ``maze_online``,
+        ``maze_redo_online``).
+        """
+        stimuli, _, texts = self._bound()
+        reading = texts.seconds(reading_ms)
+        whole = {
+            texts.text(f"{TEXTS}.{part}_online", reading=reading) for part in ("reading", "parts")
+        }
+        if mode == "maze":
+            key = "maze_redo" if redo else "maze"
+        elif any(self.reading_units(item).step == "region" for item in stimuli):
+            key = "spr_regions"
+        else:
+            key = "spr"
+        welcome = [paragraph for paragraph in screens["welcome"] if paragraph not in whole]
+        welcome.insert(
+            len(texts.paragraphs(f"{TEXTS}.welcome")),
+            texts.text(f"{TEXTS}.{key}_online", reading=reading),
+        )
+        return {**screens, "welcome": welcome}
+
     # simulated people ---------------------------------------------------------------------
 
     def p_correct(self, person: Any, item: Item) -> float:

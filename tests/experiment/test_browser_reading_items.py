@@ -119,6 +119,8 @@ def test_a_dutch_imported_study_read_self_paced_in_chromium(browser, tmp_path, s
     context.close()
     assert not errors, errors
     assert hints == [hint] * TEXTS and hint.startswith("Druk op de SPATIEBALK")
+    told = load_catalogue("nl").text("read_and_answer.spr_online", reading="60 seconden")
+    assert any(told in text for text in pages), "the welcome screen says how to read"
     english = sorted({word for text in pages for word in english_on(text)})
     assert english == [], english
 
@@ -228,6 +230,8 @@ def test_a_dutch_imported_maze_with_redo_in_chromium(browser, tmp_path, secrets)
     assert not errors, errors
     assert hints == [dutch.text("trial.maze_prompt", left="E", right="I")] * 2
     assert messages == [dutch.text("trial.maze_error")] * 2
+    told = dutch.text("read_and_answer.maze_redo_online", reading="90 seconden")
+    assert any(told in text for text in pages), "the welcome screen explains the Maze"
     assert sorted({word for text in pages for word in english_on(text)}) == []
     trials = sorted(storage.trials(), key=lambda record: record.trial_index)
     words = list(storage.words())

@@ -216,3 +216,37 @@ def test_an_imported_maze_goes_word_by_word_and_stores_each_word_once(tmp_path, 
     stored = list(storage.words())
     assert [w.word for w in stored] == shown["words"] and stored[2].errors == 1
     storage.close()
+
+
+@pytest.mark.parametrize(
+    ("mode", "redo", "key"),
+    [("self_paced", False, "spr"), ("maze", False, "maze"), ("maze", True, "maze_redo")],
+)
+def test_the_welcome_screen_says_how_the_texts_are_read(dutch, regioned, mode, redo, key):
+    from tracktale.experiment.study.locale import load_catalogue
+    from tracktale.experiment.web.app import page_config
+
+    texts = load_catalogue("nl")
+    study = get_human_study("items").bind(dutch, texts)
+
+    def welcome(stimuli, **settings):
+        config = study_from_dict({"paradigm": "items", "language": "nl", **settings})
+        bound = get_human_study("items").bind(stimuli, texts)
+        return page_config(config, bound, texts)["instructions"]["welcome"]
+
+    whole = welcome(dutch)
+    seconds = texts.seconds(30_000)
+    reading = texts.text("read_and_answer.reading_online", reading=seconds)
+    assert reading in whole
+    told = welcome(dutch, reading_mode=mode, maze_redo=redo)
+    said = texts.text(f"read_and_answer.{key}_online", reading=seconds)
+    assert said in told and reading not in told
+    assert not any("Doorgaan" in paragraph for paragraph in told), "no button to click"
+    # The catalogue's opening paragraphs stay, and so does the last (keep the window open).
+    assert told[:2] == whole[:2] and told[-1] == whole[-1] and len(told) == len(whole) - 1
+    if mode == "self_paced":
+        parts = texts.text("read_and_answer.spr_regions_online", reading=seconds)
+        assert parts in welcome(regioned, reading_mode=mode, language="nl")
+    assert study.word_by_word_instructions({"welcome": []}, 30_000, mode, redo) == {
+        "welcome": [said]
+    }
