@@ -23,6 +23,7 @@ from tracktale.stimuli.maze import (
     apply_distractors,
     check_distractors,
     item_distractors,
+    maze_language,
     read_distractors_csv,
     read_word_list,
     write_distractors_csv,
@@ -127,7 +128,7 @@ def _load(model: str, backend: str, dtype: str, device: str, batch_size: int | N
     type=click.IntRange(min=100),
     default=_DEFAULTS.vocabulary,
     show_default=True,
-    help="How many of wordfreq's most frequent English words are candidates.",
+    help="How many of wordfreq's most frequent words (of the set's language) are candidates.",
 )
 @click.option(
     "--exclude",
@@ -162,6 +163,7 @@ def maze_distractors(
         min_abs=min_abs,
         vocabulary=vocabulary,
         exclude=frozenset() if exclude_file is None else read_word_list(exclude_file),
+        language=maze_language(stimulus_set),
     )
     scorer = _load(model, backend, dtype, device, batch_size)
     rows = [

@@ -18,7 +18,10 @@ the punctuation, no repeat within an item. Where we differ (listed in
 random order fixed by a hash of the word and the candidate instead of a fresh shuffle, so the
 choice is reproducible; a fixed number of candidates per
 word (20 by default, against their 100), to keep a story's scoring tractable on a transformer;
-a candidate takes the real word's capitalisation; and the surprisal is the sum of the word's
+a candidate takes the real word's capitalisation; a set in another language than English (an
+imported table's ``language``) draws its candidates from ``wordfreq``'s list of that language
+(lowercase letters of any script; a language without a list is refused, and its distractors
+are the researcher's CSV); and the surprisal is the sum of the word's
 token surprisals after the text before it (the scorer's ``conditional_score``), without the
 end-of-word factor of the corrected word surprisal (:mod:`tracktale.models.surprisal`), since
 the scorer contract gives no next-token distribution for continuations.
@@ -40,6 +43,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from tracktale.atomic import atomic_write_text
 from tracktale.errors import TracktaleError
@@ -81,8 +85,10 @@ class MazeSettings:
         min_delta: Bits by which a distractor's surprisal must exceed the word's (Boyce et al.
             2020: 10).
         min_abs: Bits a distractor's surprisal must reach at least (Boyce et al. 2020: 25).
-        vocabulary: How many of ``wordfreq``'s most frequent English words are candidates.
+        vocabulary: How many of ``wordfreq``'s most frequent words are candidates.
         exclude: Words never used as distractors (lowercase; abbreviations, names, slurs, ...).
+        language: Whose ``wordfreq`` list the candidates and frequencies come from (the
+            set's language: :func:`maze_language`).
     """
 
     length_tolerance: int = 1
@@ -92,6 +98,7 @@ class MazeSettings:
     min_abs: float = 25.0
     vocabulary: int = 50_000
     exclude: frozenset[str] = frozenset()
+    language: str = "en"
 
     def target(self, word_surprisal: float) -> float:
         """The surprisal a distractor must reach against a word of ``word_surprisal`` bits."""
@@ -140,26 +147,58 @@ def split_word(word: str) -> tuple[str, str, str]:
     return word[:start], word[start:end], word[end:]
 
 
-@functools.cache
-def _pool(vocabulary: int) -> dict[int, tuple[tuple[str, float], ...]]:
-    """``wordfreq``'s most frequent English words of lowercase letters and their Zipf, by length."""
+def _wordfreq() -> Any:
     try:
         import wordfreq
     except ImportError:
         raise TracktaleError(
             "A-maze distractors need wordfreq: pip install 'tracktale[analysis]'"
         ) from None
+    return wordfreq
+
+
+def maze_language(stimulus_set: StimulusSet) -> str:
+    """The ``wordfreq`` language of ``stimulus_set``'s texts (its paradigm says which).
+
+    Raises:
+        TracktaleError: If ``wordfreq`` has no word list for it (then the distractors are the
+            researcher's: a CSV of the columns ``item_id,word_index,word,distractor`` for
+            ``maze-apply``).
+    """
+    from tracktale.stimuli.registry import get_paradigm
+
+    tag = get_paradigm(stimulus_set.manifest.paradigm).language(stimulus_set)
+    language = tag.split("-")[0].lower()
+    if language not in _wordfreq().available_languages():
+        raise TracktaleError(
+            f"maze-distractors has no candidate words for language {tag!r} (wordfreq has no "
+            "list for it): write the distractors yourself as a CSV with the columns "
+            "item_id,word_index,word,distractor and give it to maze-apply"
+        )
+    return language
+
+
+def _candidate_word(word: str, language: str) -> bool:
+    """A candidate: English, lowercase ASCII letters (as Boyce et al.); else lowercase letters."""
+    if language == "en":
+        return bool(_LETTERS.match(word))
+    return word.isalpha() and word == word.lower()
+
+
+@functools.cache
+def _pool(vocabulary: int, language: str = "en") -> dict[int, tuple[tuple[str, float], ...]]:
+    """``wordfreq``'s most frequent words of lowercase letters and their Zipf, by length."""
+    wordfreq = _wordfreq()
     by_length: dict[int, list[tuple[str, float]]] = {}
-    for word in wordfreq.top_n_list("en", vocabulary):
-        if _LETTERS.match(word):
-            by_length.setdefault(len(word), []).append((word, wordfreq.zipf_frequency(word, "en")))
+    for word in wordfreq.top_n_list(language, vocabulary):
+        if _candidate_word(word, language):
+            frequency = wordfreq.zipf_frequency(word, language)
+            by_length.setdefault(len(word), []).append((word, frequency))
     return {length: tuple(words) for length, words in by_length.items()}
 
 
-def _zipf(word: str) -> float:
-    import wordfreq
-
-    return float(wordfreq.zipf_frequency(word, "en"))
+def _zipf(word: str, language: str = "en") -> float:
+    return float(_wordfreq().zipf_frequency(word, language))
 
 
 def _shuffled(core: str, word: str) -> bytes:
@@ -177,8 +216,8 @@ def candidates(core: str, avoid: set[str], settings: MazeSettings) -> list[str]:
     ``n_candidates`` are, the window widens: the closest in frequency follow. A candidate
     takes the word's capital first letter.
     """
-    length, zipf, own = len(core), _zipf(core), core.lower()
-    pool = _pool(settings.vocabulary)
+    length, zipf, own = len(core), _zipf(core, settings.language), core.lower()
+    pool = _pool(settings.vocabulary, settings.language)
     matched = [
         (abs(frequency - zipf), word)
         for size in range(
@@ -279,8 +318,12 @@ def item_distractors(item: Item, scorer: Scorer, settings: MazeSettings) -> list
 def make_distractors(
     stimulus_set: StimulusSet, scorer: Scorer, settings: MazeSettings | None = None
 ) -> list[DistractorRow]:
-    """Distractors for every word of every item of ``stimulus_set``, in set and text order."""
-    settings = settings or MazeSettings()
+    """Distractors for every word of every item of ``stimulus_set``, in set and text order.
+
+    The candidates are words of the set's language (:func:`maze_language`), whatever
+    ``settings.language`` says.
+    """
+    settings = replace(settings or MazeSettings(), language=maze_language(stimulus_set))
     return [row for item in stimulus_set for row in item_distractors(item, scorer, settings)]
 
 

@@ -219,6 +219,10 @@ class Paradigm(abc.ABC):
         self.check_export_format(fmt)
         raise NotImplementedError(f"{type(self).__name__} lists {fmt!r} but does not write it")
 
+    def language(self, stimulus_set: StimulusSet) -> str:
+        """The language of ``stimulus_set``'s texts (a BCP 47 tag; the generators write English)."""
+        return "en"
+
     def word_spans(self, item: Item) -> list[tuple[int, int]] | None:
         """The ``(start, end)`` character spans of the words of ``item.context``.
 

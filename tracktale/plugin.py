@@ -25,8 +25,9 @@ field                     stage           what the reference names
 ========================  ==============  ==================================================
 
 ``model_tasks`` names the registered model tasks (:data:`tracktale.models.tasks.TASK_REGISTRY`)
-its items are built for. Shared code asks the registry for a paradigm's part instead of
-switching on its name.
+its items are built for; ``reading_modes`` the word-by-word reading modes its human study
+serves besides whole texts (a study file's ``reading_mode``: ``self_paced``, ``maze``).
+Shared code asks the registry for a paradigm's part instead of switching on its name.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from typing import Any, ClassVar, Literal
 
 Part = Literal["stimuli", "human_study", "report", "power", "report_options"]
 """The parts of a paradigm that are lazy references."""
+ReadingMode = Literal["self_paced", "maze"]
+"""A word-by-word reading mode a human study may serve (whole texts are always served)."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,9 @@ class ParadigmPlugin:
         power: ``module:attribute`` of its people power model (``None``: none).
         report_options: ``module:attribute`` of its report options model (``None``: the
             report takes no options of this paradigm).
+        reading_modes: The word-by-word reading modes its human study serves (empty: whole
+            texts only): its texts' words, regions and Maze distractors come from
+            ``HumanStudy.reading_units`` and the items' ``meta.distractors``.
     """
 
     name: str
@@ -61,6 +67,7 @@ class ParadigmPlugin:
     report: str | None = None
     power: str | None = None
     report_options: str | None = None
+    reading_modes: tuple[ReadingMode, ...] = ()
 
     STAGES: ClassVar[dict[str, str]] = {
         "stimuli": "stimuli",
@@ -72,6 +79,10 @@ class ParadigmPlugin:
     """Part -> the stage (``tracktale.<stage>``) that owns it and alone resolves it."""
 
     def __post_init__(self) -> None:
+        if self.reading_modes and self.human_study is None:
+            raise ValueError(
+                f"paradigm {self.name!r}: reading_modes needs a human study to serve them"
+            )
         for part, stage in self.STAGES.items():
             reference = getattr(self, part)
             if reference is None:

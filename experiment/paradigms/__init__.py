@@ -11,6 +11,8 @@ what differs is declared here, in one module per paradigm (``narrative.py``, ``b
 - what a trial serves to the browser when it starts (:meth:`HumanStudy.served_content`: no
   answer in it) and which jsPsych plugin shows a task (:attr:`HumanStudy.trial_plugins`, with
   the served ``parameters``; tasks not named there use the narrative trial screens);
+- how a text is cut for word-by-word reading (:meth:`HumanStudy.reading_units`, for the
+  reading modes its plug-in declares);
 - how a response is scored (:meth:`HumanStudy.score_trial`, which calls the paradigm's
   ``score_response``) and what practice feedback says;
 - the participant-facing instructions and the ethics documents (consent, information,
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from tracktale.errors import TracktaleError
 from tracktale.experiment.study.design import LIST_IDS, DesignConfig, PlannedTrial, SessionPlan
 from tracktale.experiment.study.locale import Catalogue
+from tracktale.experiment.study.words import ReadingUnits, sentence_units
 from tracktale.item import Item
 from tracktale.stimuli.registry import DEFAULT_PARADIGM as DEFAULT_PARADIGM
 from tracktale.stimuli.registry import get_plugin, paradigms_with
@@ -144,6 +147,17 @@ class HumanStudy(abc.ABC):
         fields (``parameters`` of a task in :attr:`trial_plugins`).
         """
 
+    def reading_units(self, item: Item) -> ReadingUnits:
+        """How a word-by-word trial (its plug-in's ``reading_modes``) cuts ``item``'s text.
+
+        By default its words, split on white space, one a key press, with its sentences as
+        the regions.
+
+        Raises:
+            TracktaleError: If the text cannot be read word by word (naming the item).
+        """
+        return sentence_units(item)
+
     def probe_variables(self, item: Item, count: int) -> list[str]:
         """The variables a main trial asks for on the way (``probe_values``); none by default."""
         return []
@@ -171,6 +185,16 @@ class HumanStudy(abc.ABC):
         ``welcome``, one per block format, ``main_start``, ``resume``, ``survey``, ``saving``,
         ``completed_before`` (lists of paragraphs) and ``keys``.
         """
+
+    def word_by_word_instructions(
+        self, screens: dict[str, Any], reading_ms: int, mode: str, redo: bool
+    ) -> dict[str, Any]:
+        """The online instruction ``screens`` of a study read word by word (``reading_mode``).
+
+        Called with what :meth:`instructions` gave; unchanged by default (the study's
+        instructions stand). ``redo``: the study's ``maze_redo``.
+        """
+        return screens
 
     @abc.abstractmethod
     def behave(

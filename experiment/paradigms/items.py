@@ -19,6 +19,10 @@ change any of them. The design is the researcher's; what this study adds:
   its test items and fillers in a new random order for each participant (block 1), the
   fillers never first and never two in a row when there are at least as many test items.
   Every practice item of the list is shown (``design.practice_per_format`` does not apply).
+- **Word by word** (``reading_mode: self_paced`` or ``maze``): the text's words, split on
+  white space; with the table's region column, self-paced reading shows a region a key press
+  (:meth:`ItemsStudy.reading_units`), else a word. The Maze needs ``meta.distractors``
+  (``tracktale stimuli maze-distractors`` and ``maze-apply``).
 - **Texts.** Every word around the researcher's comes from the study's locale catalogue
   (``read_and_answer.*``); the design's ``texts.instructions`` follow the welcome screen's
   own paragraphs.
@@ -47,6 +51,7 @@ from tracktale.experiment.study.design import DesignConfig, PlannedTrial, Sessio
 from tracktale.experiment.study.instructions import CHOICE_KEYS, session_screens
 from tracktale.experiment.study.locale import Catalogue, load_catalogue
 from tracktale.experiment.study.scoring import MAX_TYPED_LENGTH, SIDES, ScoredResponse
+from tracktale.experiment.study.words import ReadingUnits, sentence_units
 from tracktale.item import Item
 from tracktale.stimulus_set import StimulusSet, is_stimulus_set, read_manifest
 
@@ -237,6 +242,30 @@ class ItemsStudy(HumanStudy):
             shown["keys"] = choice_keys(len(options))
         return shown
 
+    def reading_units(self, item: Item) -> ReadingUnits:
+        """The text's words; with the table's region column, its regions, read a region a press.
+
+        Without a region column the words are read one a press, their sentences as regions.
+
+        Raises:
+            TracktaleError: If a region ends inside a word (the words are split on white space).
+        """
+        if item.truth["segments_from"] != "regions":
+            return sentence_units(item)
+        spans = item.truth["segments"]
+        words, regions, region = [], [], 0
+        for match in re.finditer(r"\S+", item.context):
+            while region < len(spans) and match.start() >= spans[region][1]:
+                region += 1
+            if region == len(spans) or match.end() > spans[region][1]:
+                raise TracktaleError(
+                    f"item {item.truth['item']} ({item.item_id}): a region ends inside the "
+                    f"word {match.group()!r}; word-by-word reading needs regions of whole words"
+                )
+            words.append(match.group())
+            regions.append(region)
+        return ReadingUnits(words, regions, "region")
+
     def question(self, item: Item) -> str:
         """The item's question, else the design's, else the catalogue's."""
         if item.question:
@@ -312,6 +341,33 @@ class ItemsStudy(HumanStudy):
             plain = (html.unescape(re.sub(r"<[^>]+>", "", block)).strip() for block in blocks)
             welcome.extend(block for block in plain if block)
         return screens
+
+    def word_by_word_instructions(
+        self, screens: dict[str, Any], reading_ms: int, mode: str, redo: bool
+    ) -> dict[str, Any]:
+        """The welcome screen says how the texts are read: dashes and SPACE, or the Maze.
+
+        Its paragraphs on reading a whole text (and its parts) give way to one on the mode
+        (``read_and_answer.spr_online``, ``spr_regions_online``, ``maze_online``,
+        ``maze_redo_online``).
+        """
+        stimuli, _, texts = self._bound()
+        reading = texts.seconds(reading_ms)
+        whole = {
+            texts.text(f"{TEXTS}.{part}_online", reading=reading) for part in ("reading", "parts")
+        }
+        if mode == "maze":
+            key = "maze_redo" if redo else "maze"
+        elif any(self.reading_units(item).step == "region" for item in stimuli):
+            key = "spr_regions"
+        else:
+            key = "spr"
+        welcome = [paragraph for paragraph in screens["welcome"] if paragraph not in whole]
+        welcome.insert(
+            len(texts.paragraphs(f"{TEXTS}.welcome")),
+            texts.text(f"{TEXTS}.{key}_online", reading=reading),
+        )
+        return {**screens, "welcome": welcome}
 
     # simulated people ---------------------------------------------------------------------
 

@@ -5,6 +5,8 @@ simulated participant answers with a time per word, as the page's plugins record
 for longer words, scaled by the person's speed, log-normal around its median. In the Maze a
 first choice is wrong one time in 50, which ends the trial's reading (the plugin's default),
 or with the study's ``maze_redo`` is followed by the right one.
+Where the served trial reads a region a press (``step: region``), a region's time is its
+words' times added, and its record is the region's words from its first.
 The words then replace the whole-story reading time of the trial's body.
 """
 
@@ -31,6 +33,18 @@ def _word_ms(rng: random.Random, base: float, word: str, speed: float) -> float:
     return round(median * math.exp(rng.gauss(0.0, WORD_SIGMA)), 1)
 
 
+def _steps(shown: Mapping[str, Any]) -> list[list[int]]:
+    """The word indices of each key press: one word, or (``step: region``) a region's words."""
+    steps: list[list[int]] = []
+    regions = shown["regions"]
+    for index in range(len(shown["words"])):
+        if shown.get("step") == "region" and steps and regions[steps[-1][0]] == regions[index]:
+            steps[-1].append(index)
+        else:
+            steps.append([index])
+    return steps
+
+
 def add_words(
     rng: random.Random,
     speed: float,
@@ -54,8 +68,10 @@ def add_words(
     """
     maze = shown["reading_mode"] == "maze"
     words, total, timed_out = [], 0.0, False
-    for index, word in enumerate(shown["words"]):
-        rt = _word_ms(rng, MAZE_BASE_MS if maze else SPR_BASE_MS, word, speed)
+    for indices in _steps(shown):
+        index = indices[0]
+        base = MAZE_BASE_MS if maze else SPR_BASE_MS
+        rt = round(sum(_word_ms(rng, base, shown["words"][i], speed) for i in indices), 1)
         if total + rt >= reading_limit_ms:
             timed_out = True
             break
@@ -63,7 +79,7 @@ def add_words(
         record: dict[str, Any] = {
             "word_index": index,
             "region": shown["regions"][index],
-            "word": word,
+            "word": " ".join(shown["words"][i] for i in indices),
             "mode": shown["reading_mode"],
             "rt_ms": rt,
         }

@@ -293,18 +293,33 @@ var TracktaleTrials = (function () {
 
   /**
    * The story read word by word (a study's `reading_mode`: `self_paced` or `maze`), with the
-   * served trial's `words`, `regions` (and the Maze's `distractors`, `seed` and `redo`). Each word's
-   * record goes with the trial's answer (`slot.words`); the reading time is the screen's.
+   * served trial's `words`, `regions`, `step` (and the Maze's `distractors`, `seed` and `redo`), the
+   * hints from the catalogue (`trial.spr_prompt`, ...). Each word's record goes with the trial's
+   * answer (`slot.words`); the reading time is the screen's.
    */
   function wordsNode(outline, slot, context) {
-    const { config, recorder, progress } = context;
+    const { config, recorder, progress, texts } = context;
     const maze = config.reading_mode === "maze";
     const given = (name, fallback) => () => (slot.trial[name] === undefined ? fallback : slot.trial[name]);
+    const mazeKeys = ["e", "i"];
+    const mazeParameters = {
+      distractors: given("distractors", []),
+      seed: given("seed", 1),
+      redo: given("redo", false),
+      keys: mazeKeys,
+      prompt: texts.text("trial.maze_prompt", { left: mazeKeys[0].toUpperCase(), right: mazeKeys[1].toUpperCase() }),
+      error_message: texts.text("trial.maze_error"),
+    };
+    // A served text may read a region a press (`step`); the hint says which.
+    const sprParameters = {
+      step: given("step", "word"),
+      prompt: () => texts.text(slot.trial.step === "region" ? "trial.spr_region_prompt" : "trial.spr_prompt"),
+    };
     return {
       type: maze ? jsPsychMaze : jsPsychSelfPacedReading,
       words: given("words", []),
       regions: given("regions", []),
-      ...(maze ? { distractors: given("distractors", []), seed: given("seed", 1), redo: given("redo", false) } : {}),
+      ...(maze ? mazeParameters : sprParameters),
       trial_duration: config.timing.reading_ms,
       data: { tt_screen: "reading", tt_index: outline.index },
       on_start: () => {

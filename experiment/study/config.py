@@ -36,6 +36,7 @@ from tracktale.experiment.study.design import DesignConfig
 from tracktale.experiment.study.locale import Catalogue, load_catalogue
 from tracktale.schema.derive import base_type, hints
 from tracktale.settings import data_dir
+from tracktale.stimuli.registry import get_plugin
 
 PAPER_READING_MS = 40_000
 PAPER_RESPONSE_MS = 15_000
@@ -206,11 +207,12 @@ class StudyConfig:
             (:mod:`.locale`) gives every participant-facing text around the paradigm's own.
         direction: The pages' writing direction (``auto``: the catalogue's).
         locale: A catalogue file of the study's own instead of the shipped one.
-        reading_mode: How stories are read (ours; the papers show whole stories): ``whole``,
+        reading_mode: How texts are read (ours; the papers show whole stories): ``whole``,
             one screen a story; ``self_paced``, a moving window, the space bar showing the
             next word; ``maze``, each word against a distractor (every item needs
             ``meta.distractors``, one per word). Word-by-word modes store a record per word
-            (:class:`~tracktale.schema.WordRecord`).
+            (:class:`~tracktale.schema.WordRecord`); only paradigms whose plug-in declares
+            them (``ParadigmPlugin.reading_modes``) serve them.
         maze_redo: In the Maze, a wrong choice shows a message and waits for the right one
             (Boyce et al. 2020's "redo"; the words' ``errors`` count them) instead of ending
             the story's reading.
@@ -521,8 +523,7 @@ def check_study(config: StudyConfig) -> StudyConfig:
         )
     if config.probe_values and config.paradigm != "arithmetic":
         raise TracktaleError(f"{where}: probe_values applies to the arithmetic study only")
-    if config.reading_mode != "whole" and config.paradigm != "narrative":
-        raise TracktaleError(f"{where}: reading_mode applies to the narrative study only")
+    _check_reading_mode(config, where)
     if config.maze_redo and config.reading_mode != "maze":
         raise TracktaleError(f"{where}: maze_redo applies to reading_mode maze only")
     try:
@@ -530,6 +531,19 @@ def check_study(config: StudyConfig) -> StudyConfig:
     except TracktaleError as error:
         raise TracktaleError(f"{where}: {error}") from None
     return config
+
+
+def _check_reading_mode(config: StudyConfig, where: str) -> None:
+    """Refuse a word-by-word ``reading_mode`` the paradigm's plug-in does not declare."""
+    if config.reading_mode == "whole":
+        return
+    offered = get_plugin(config.paradigm).reading_modes
+    if config.reading_mode not in offered:
+        readers = [name for name in human_study_names() if get_plugin(name).reading_modes]
+        raise TracktaleError(
+            f"{where}: reading_mode {config.reading_mode} is not served by the "
+            f"{config.paradigm} study (word by word: {', '.join(readers) or 'none'})"
+        )
 
 
 def default_study_yaml() -> str:

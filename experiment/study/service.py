@@ -119,7 +119,7 @@ class StudyService:
         self.human: HumanStudy = get_human_study(config.paradigm).bind(stimulus_set, self.texts)
         self.desk = TrialDesk(self)
         check_stimuli(stimulus_set, config)
-        check_reading_mode(stimulus_set, config.reading_mode)
+        check_reading_mode(stimulus_set, config.reading_mode, self.human.reading_units)
         self.list_ids = self.human.list_ids(stimulus_set)
 
     @property

@@ -35,7 +35,6 @@ from tracktale.experiment.study.scoring import ScoredResponse
 from tracktale.experiment.study.words import (
     check_words,
     reading_content,
-    story_words,
     word_records,
 )
 from tracktale.schema.derive import request_model
@@ -196,7 +195,8 @@ class TrialDesk:
         if mode != "whole":
             # The Maze's sides: the same for this participant's trial whenever it is served.
             seed = (participant.session_seed * 31 + index) % 2_147_483_647
-            content.update(reading_content(item, mode, seed, self.service.config.maze_redo))
+            units = self.service.human.reading_units(item)
+            content.update(reading_content(item, units, mode, seed, self.service.config.maze_redo))
         return {"trial": content, "times_served": times, "restart": times > 1}
 
     def answer(
@@ -229,7 +229,8 @@ class TrialDesk:
         item = self.service.stimuli.get(planned.item_id)
         if words:
             config = self.service.config
-            check_words(words, config.reading_mode, story_words(item), config.maze_redo)
+            shown = self.service.human.reading_units(item).words
+            check_words(words, config.reading_mode, shown, config.maze_redo)
         try:
             scored = self.service.human.score_trial(
                 item, planned, data.get("response"), self.service.config.typed_answer_rule

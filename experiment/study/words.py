@@ -1,4 +1,9 @@
-"""The words of a story read word by word (self-paced reading, Maze), as stored.
+"""The words of a text read word by word (self-paced reading, Maze), as stored.
+
+A paradigm's human study cuts its texts (:meth:`HumanStudy.reading_units
+<tracktale.experiment.paradigms.HumanStudy.reading_units>`): words split on white space, each
+in a region (by default its sentence; an imported table's region column gives its own, read a
+region a key press).
 
 They come with their trial's answer (``words`` in its body, validated by
 :func:`.validation.validate_words`); this module checks them against each other and against
@@ -8,8 +13,9 @@ which trial, which item, when the server received it) beside what the page measu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from tracktale.errors import TracktaleError
 from tracktale.experiment.study.errors import InconsistentRequest
@@ -19,9 +25,11 @@ from tracktale.stimulus_set import StimulusSet
 from tracktale.trial import TrialRecord
 
 __all__ = [
+    "ReadingUnits",
     "check_reading_mode",
     "check_words",
     "reading_content",
+    "sentence_units",
     "story_regions",
     "story_words",
     "word_records",
@@ -48,18 +56,43 @@ def story_regions(words: Sequence[str]) -> list[int]:
     return regions
 
 
-def reading_content(item: Item, mode: str, seed: int, redo: bool = False) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ReadingUnits:
+    """How a word-by-word trial cuts a text (:meth:`HumanStudy.reading_units`).
+
+    Attributes:
+        words: The text's words, split on white space (:func:`story_words`).
+        regions: Each word's region, counted from 0 (the same length as ``words``).
+        step: ``word``: one word a key press (the regions only label the words);
+            ``region``: one region a press (self-paced reading; the Maze goes word by word).
+    """
+
+    words: list[str]
+    regions: list[int]
+    step: Literal["word", "region"] = "word"
+
+
+def sentence_units(item: Item) -> ReadingUnits:
+    """The text read word by word, its sentences as the regions (every paradigm's default)."""
+    words = story_words(item)
+    return ReadingUnits(words, story_regions(words))
+
+
+def reading_content(
+    item: Item, units: ReadingUnits, mode: str, seed: int, redo: bool = False
+) -> dict[str, Any]:
     """What a word-by-word trial adds to the served content.
 
-    ``reading_mode``, ``words``, ``regions`` and, for Maze, ``distractors`` (one per word,
-    from ``item.meta``), ``seed``, the seed of the sides the real words take, and ``redo``
-    (a wrong choice waits for the right one).
+    ``reading_mode``, ``words``, ``regions``, ``step`` (``region``: self-paced reading shows a
+    region a press) and, for Maze, ``distractors`` (one per word, from ``item.meta``),
+    ``seed``, the seed of the sides the real words take, and ``redo`` (a wrong choice waits for
+    the right one).
     """
-    words = story_words(item)
     content: dict[str, Any] = {
         "reading_mode": mode,
-        "words": words,
-        "regions": story_regions(words),
+        "words": list(units.words),
+        "regions": list(units.regions),
+        "step": units.step if mode == "self_paced" else "word",
     }
     if mode == "maze":
         content["distractors"] = list(item.meta["distractors"])
@@ -68,18 +101,28 @@ def reading_content(item: Item, mode: str, seed: int, redo: bool = False) -> dic
     return content
 
 
-def check_reading_mode(stimuli: StimulusSet, mode: str) -> None:
-    """Refuse a Maze study whose items lack their distractors (G-maze needs them given).
+def check_reading_mode(
+    stimuli: StimulusSet, mode: str, units: Callable[[Item], ReadingUnits] = sentence_units
+) -> None:
+    """Refuse a word-by-word study whose texts cannot be cut, or whose Maze lacks distractors.
+
+    Args:
+        stimuli: The study's set.
+        mode: The study's ``reading_mode``.
+        units: How the study cuts a text (:meth:`HumanStudy.reading_units`); it raises
+            ``TracktaleError`` for a text it cannot cut.
 
     Raises:
         TracktaleError: Naming the first item without ``meta.distractors`` (a list of one
-            non-blank word per word of its story).
+            non-blank word per word of its text), or the first text that cannot be cut.
     """
-    if mode != "maze":
+    if mode == "whole":
         return
     for item in stimuli:
+        words = units(item).words
+        if mode != "maze":
+            continue
         given = item.meta.get("distractors")
-        words = story_words(item)
         if (
             not isinstance(given, list | tuple)
             or len(given) != len(words)
@@ -87,7 +130,8 @@ def check_reading_mode(stimuli: StimulusSet, mode: str) -> None:
         ):
             raise TracktaleError(
                 f"reading_mode maze needs distractors: item {item.item_id} has no "
-                f"meta.distractors with one word for each of its {len(words)} words"
+                f"meta.distractors with one word for each of its {len(words)} words "
+                "(make them with tracktale stimuli maze-distractors and maze-apply)"
             )
 
 

@@ -269,6 +269,10 @@ def page_config(
         **human.instructions(timing.reading_ms, timing.response_ms, "online"),
         **session_screens(texts),
     }
+    if config.reading_mode != "whole":
+        instructions = human.word_by_word_instructions(
+            instructions, timing.reading_ms, config.reading_mode, config.maze_redo
+        )
 
     return {
         "study_id": config.study_id,

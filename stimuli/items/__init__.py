@@ -73,6 +73,11 @@ class ItemsParadigm(Paradigm):
             "ITEMS --design DESIGN.yaml --out SET"
         )
 
+    def language(self, stimulus_set: StimulusSet) -> str:
+        """The design's ``language``."""
+        design = stimulus_set.manifest.config.get("design")
+        return str(design.get("language") or "en") if isinstance(design, dict) else "en"
+
     def import_set(self, source: Path, design: Path) -> StimulusSet:
         """Import an item table with its design (:func:`.importer.import_table`)."""
         from tracktale.stimuli.items.importer import import_table

@@ -10,5 +10,6 @@ PLUGIN = ParadigmPlugin(
     stimuli="tracktale.stimuli.items:PARADIGM",
     human_study="tracktale.experiment.paradigms.items:STUDY",
     model_tasks=("implicit", "explicit", "sequence"),
+    reading_modes=("self_paced", "maze"),
     report="tracktale.analysis.items:SECTIONS",
 )

@@ -10,5 +10,6 @@ PLUGIN = ParadigmPlugin(
     stimuli="tracktale.stimuli.narrative:PARADIGM",
     human_study="tracktale.experiment.paradigms.narrative.study:STUDY",
     model_tasks=("implicit", "explicit", "sequence"),
+    reading_modes=("self_paced", "maze"),
     report="tracktale.analysis.narrative:SECTIONS",
 )

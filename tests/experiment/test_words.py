@@ -280,7 +280,7 @@ def test_word_by_word_settings_are_checked(study_config, tmp_path):
         check({"maze_redo": True})
     with pytest.raises(TracktaleError, match="reading_mode"):
         check({"reading_mode": "fast"})
-    with pytest.raises(TracktaleError, match="reading_mode applies to the narrative study"):
+    with pytest.raises(TracktaleError, match="self_paced is not served by the boxes study"):
         check({"paradigm": "boxes", "reading_mode": "self_paced"})
     config = dataclasses.replace(study_config, reading_mode="self_paced")
     with pytest.raises(TracktaleError, match="the lab mode shows whole stories"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import math
 
 import pytest
@@ -330,3 +331,56 @@ def test_a_set_with_distractors_still_validates_and_bad_distractors_are_named(
         f"meta.distractors is not a list of {len(maze.maze_words(item))} words (one per word)"
         for item in small_set
     ]
+
+
+def test_an_imported_dutch_set_gets_dutch_distractors_and_reads_as_a_maze(
+    tmp_path, monkeypatch, capsys
+):
+    import wordfreq
+
+    from tests.experiment.items_sets import dutch_set
+    from tracktale.app import maze as commands
+    from tracktale.experiment.paradigms import get_human_study
+
+    monkeypatch.setattr(commands, "_load", lambda model, *args: BitsScorer(model))
+    dutch = dutch_set()
+    assert maze.maze_language(dutch) == "nl"
+    source = write_stimulus_set(dutch, tmp_path / "set")
+    out = tmp_path / "d.csv"
+    status, text = _run(
+        ["stimuli", "maze-distractors", str(source), "--model", "a", "--out", str(out)]
+        + ["--candidates", "6", "--vocabulary", "5000"],
+        capsys,
+    )
+    assert status == 0, text
+    status, text = _run(
+        ["stimuli", "maze-apply", str(source), str(out), "--out", str(tmp_path / "m")], capsys
+    )
+    assert status == 0, text
+    maze_set = read_stimulus_set(tmp_path / "m")
+    study = get_human_study("items").bind(maze_set, None)
+    check_reading_mode(maze_set, "maze", study.reading_units)
+    dutch_words = set(wordfreq.top_n_list("nl", 5000))
+    english_only = set(wordfreq.top_n_list("en", 5000)) - dutch_words
+    cores = [
+        split_word(word)[1].lower()
+        for item in maze_set
+        for word in item.meta["distractors"][1:]
+        if split_word(word)[1]
+    ]
+    assert cores and all(core in dutch_words for core in cores)
+    assert not any(core in english_only for core in cores)
+
+
+def test_a_language_without_a_word_list_is_refused_in_one_line():
+    from tests.experiment.items_sets import dutch_set
+
+    dutch = dutch_set()
+    config = dict(dutch.manifest.config)
+    config["design"] = {**config["design"], "language": "sw"}
+    swahili = dataclasses.replace(
+        dutch, manifest=dataclasses.replace(dutch.manifest, config=config)
+    )
+    with pytest.raises(TracktaleError, match="no candidate words for language 'sw'") as error:
+        make_distractors(swahili, BitsScorer(), SETTINGS)
+    assert "\n" not in str(error.value) and "maze-apply" in str(error.value)

@@ -217,7 +217,8 @@ class WordRecord:
         trial_index: Position of the trial within the session, from 0.
         word_index: Position of the word (or, reading region by region, the region's first
             word) in the story, from 0, counting words separated by white space.
-        region: The region the word belongs to, from 0 (in the narrative study, its sentence).
+        region: The region the word belongs to, from 0 (its sentence, or the region column of an
+            imported item table).
         word: The word as shown (a region: its words joined by single spaces).
         mode: One of :data:`READING_MODES`.
         rt_ms: Self-paced: from the word's onset to the key press that replaced it. Maze: from

@@ -150,13 +150,14 @@ describe("a participant in the Maze", () => {
   test("with redo, a wrong choice waits for the right one and is counted", async () => {
     const window = loadPage();
     const { jsPsych, display } = startJsPsych(window);
-    const trial = { type: window.jsPsychMaze, words: WORDS, distractors: DISTRACTORS, seed: 7, redo: true };
+    const error_message = "Fout. Probeer het nog een keer.";
+    const trial = { type: window.jsPsychMaze, words: WORDS, distractors: DISTRACTORS, seed: 7, redo: true, error_message };
     const run = jsPsych.run([trial]);
     await shown(display, ".tt-maze-pair");
     const real = sides();
     const key = (i, right) => ((real[i] === "left") === right ? "e" : "i");
     await press(jsPsych, key(0, false), 2);
-    assert.equal(display.querySelector(".tt-maze-error").textContent, "Incorrect. Please try again.");
+    assert.equal(display.querySelector(".tt-maze-error").textContent, error_message, "the page's text");
     for (let i = 0; i < WORDS.length; i += 1) await press(jsPsych, key(i, true), 1);
     await run;
     const [data] = jsPsych.data.get().values();

@@ -6,7 +6,8 @@
  * left and the right one; default E and I). Which side holds the real word is drawn from a
  * seeded order (`seed`), so a session's sides can be rebuilt. A wrong choice ends the trial
  * (`ended_by: "error"`), or with `redo` shows `error_message` and waits for the right one
- * (Boyce et al. 2020). Each step's time runs from the pair's onset to the choice that ends it
+ * (Boyce et al. 2020). The hint (`prompt`) and `error_message` are the page's, from its locale
+ * catalogue; the plugin has no words of its own. Each step's time runs from the pair's onset to the choice that ends it
  * (with `redo`, the right one), on performance.now().
  *
  * The distractors come with the text (`distractors`, one per word: G-maze's grammatical
@@ -42,17 +43,14 @@ var jsPsychMaze = (function (jspsych) {
       keys: { type: jspsych.ParameterType.KEYS, default: ["e", "i"] },
       /** After a wrong choice, wait for the right one instead of ending the trial. */
       redo: { type: jspsych.ParameterType.BOOL, default: false },
-      /** Shown after a wrong choice with `redo`. */
-      error_message: { type: jspsych.ParameterType.STRING, default: "Incorrect. Please try again." },
+      /** Shown after a wrong choice with `redo` (the page's catalogue: trial.maze_error). */
+      error_message: { type: jspsych.ParameterType.STRING, default: "" },
       /** The seed of the sides the real words take. */
       seed: { type: jspsych.ParameterType.INT, default: 1 },
       /** Longest time for the whole text in ms; the trial ends by itself after it. */
       trial_duration: { type: jspsych.ParameterType.INT, default: 300000 },
-      /** Hint below the words. */
-      prompt: {
-        type: jspsych.ParameterType.STRING,
-        default: "Choose the word that continues the sentence (E: left, I: right).",
-      },
+      /** Hint below the words (the page's catalogue: trial.maze_prompt). */
+      prompt: { type: jspsych.ParameterType.STRING, default: "" },
       ...helpers.keyPressParameters(jspsych.ParameterType, { minimumMs: 0 }),
     },
     data: {

@@ -6,7 +6,8 @@
  * words) and hides the one before. The first press shows the first word; the press after the
  * last word ends the reading. Each word's (or region's) time runs from the moment it is shown
  * to the press that replaces it, on performance.now(). An optional two-option comprehension
- * question follows (`question`, `options`, `question_keys`). When `trial_duration` runs out
+ * question follows (`question`, `options`, `question_keys`). The hint (`prompt`) is the page's,
+ * from its locale catalogue; the plugin has no words of its own. When `trial_duration` runs out
  * the trial ends with `timed_out: true` and the words read so far. Words are inserted as text,
  * never as HTML.
  *
@@ -39,8 +40,8 @@ var jsPsychSelfPacedReading = (function (jspsych) {
       continue_key: { type: jspsych.ParameterType.KEY, default: " " },
       /** Longest time for the whole text in ms; the trial ends by itself after it. */
       trial_duration: { type: jspsych.ParameterType.INT, default: 300000 },
-      /** Hint below the text. */
-      prompt: { type: jspsych.ParameterType.STRING, default: "Press SPACE to see the next word." },
+      /** Hint below the text (the page passes its catalogue's: trial.spr_prompt). */
+      prompt: { type: jspsych.ParameterType.STRING, default: "" },
       /** A comprehension question after the text (null: none). */
       question: { type: jspsych.ParameterType.STRING, default: null },
       /** The question's two answers, left and right. */
