@@ -112,6 +112,20 @@ def analysis() -> None:
     "--recency-permutations is the same option.",
 )
 @click.option(
+    "--recency-sesoi",
+    type=click.FloatRange(min=0, min_open=True),
+    default=3.0,
+    show_default=True,
+    help="Smallest recency effect of interest, percentage points per focus position: the "
+    "bounds of recency's equivalence test (TOST) and of --bayes (ours; the paper has none).",
+)
+@click.option(
+    "--bayes",
+    is_flag=True,
+    help="Also fit the recency model with brms (R; Debian r-cran-brms; minutes) and report "
+    "recency's posterior in points and its mass inside the --recency-sesoi bounds (ours).",
+)
+@click.option(
     "--two-way-se",
     type=click.Choice(["max", "cgm"]),
     default="max",
@@ -206,6 +220,8 @@ def report(
     inference: str,
     glmer_test: str,
     permutations: int,
+    recency_sesoi: float,
+    bayes: bool,
     two_way_se: str,
     accuracy_interval: str,
     calibrated: bool,
@@ -254,6 +270,8 @@ def report(
         glmer_test=glmer_test,
         two_way_floor=two_way_se == "max",
         permutations=permutations,
+        recency_sesoi=recency_sesoi,
+        bayes=bayes,
         value="correct_calibrated" if calibrated else "correct",
         models=model_ids or None,
         templates=templates or None,

@@ -28,6 +28,7 @@ HEAVY_FIXTURES = {
     "browser": "browser",  # Chromium through Playwright (tests/experiment/test_browser.py)
     "converted_default_model": "real_model",  # the default model's weights (tests/models)
     "lme4": "r",  # R with lme4 (below)
+    "brms": "r",  # R with brms (below)
     "virtual_screen": "display",  # PsychoPy on Xvfb (tests/experiment/lab/test_window.py)
 }
 """Fixture name -> the marker a test that uses it gets."""
@@ -86,6 +87,14 @@ def lme4() -> None:
     from tracktale.analysis.stats.lme4 import lme4_available
 
     require(lme4_available(), "R with lme4 is not installed (Debian: r-base-core r-cran-lme4)")
+
+
+@pytest.fixture
+def brms() -> None:
+    """R with brms: skips the test without it (fails it under ``scripts/test.sh``)."""
+    from tracktale.analysis.stats.bayes import brms_available
+
+    require(brms_available(), "R with brms is not installed (Debian: r-cran-brms)")
 
 
 def heavy_markers(item: pytest.Item) -> set[str]:

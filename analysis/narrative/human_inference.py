@@ -250,7 +250,8 @@ def human_inference(analysed: pd.DataFrame, options: Any, tables_dir: Path) -> H
     save = _saver(out, tables_dir)
     out.html.append(f"<h3>Inference: {html.escape(METHOD_LABELS[out.method])}</h3>")
     out.html.append(f"<p>{html.escape(WHY)}</p>")
-    _primary(out, save)
+    _primary(out, save, options)
+    _bayes(analysed, options, out, save)
     _lead_tables(out, analysis, levels, save)
     if analysis is not None and out.method != "glmer":
         _mixed_tables(out, analysis, save, leading=False)
@@ -272,7 +273,7 @@ def human_inference(analysed: pd.DataFrame, options: Any, tables_dir: Path) -> H
     return out
 
 
-def _primary(out: HumanInference, save) -> None:
+def _primary(out: HumanInference, save, options: Any) -> None:
     """One primary p per hypothesis first; every other p of those hypotheses as robustness."""
     from tracktale.analysis.stats.primary import primary_tables
 
@@ -284,10 +285,17 @@ def _primary(out: HumanInference, save) -> None:
     )
     save(primary, "primary_tests", "Primary tests: one per hypothesis")
     save(robustness, "robustness_tests", "Robustness: the other tests of each hypothesis")
-    _equivalence(out, save)
+    _equivalence(out, save, recency_bound(options))
 
 
-def _equivalence(out: HumanInference, save) -> None:
+def recency_bound(options: Any) -> float:
+    """The smallest recency effect of interest the report's options declare (points)."""
+    from tracktale.analysis.stats.primary import RECENCY_SESOI_POINTS
+
+    return float(getattr(options, "recency_sesoi", None) or RECENCY_SESOI_POINTS)
+
+
+def _equivalence(out: HumanInference, save, bound: float) -> None:
     """The TOST of recency against the smallest effect of interest, beside its primary test."""
     import pandas as pd
 
@@ -296,7 +304,7 @@ def _equivalence(out: HumanInference, save) -> None:
     fit = out.fits.get("glm2way_recency")
     if fit is None or "recency_c" not in set(fit.table["term"]):
         return
-    result = recency_equivalence(fit)
+    result = recency_equivalence(fit, bound)
     verdict = "equivalent to no effect" if result["equivalent"] else "not shown equivalent"
     out.html.append(
         "<p>Recency, equivalence test (TOST, two-way GLM, percentage points per focus "
@@ -305,6 +313,29 @@ def _equivalence(out: HumanInference, save) -> None:
         f"+-{result['bound']:g}: p = {result['p_tost']:.3g}, {verdict}.</p>"
     )
     save(pd.DataFrame([result]), "recency_equivalence", "Recency: equivalence test (TOST)")
+
+
+def _bayes(analysed: pd.DataFrame, options: Any, out: HumanInference, save) -> None:
+    """With ``--bayes``: recency's posterior in points and its mass inside the bounds (brms)."""
+    if not getattr(options, "bayes", False) or not options.recency:
+        return
+    import pandas as pd
+
+    from tracktale.analysis.stats.bayes import fit_bayes_recency
+    from tracktale.analysis.stats.glm import design_frame
+
+    frame, _ = design_frame(
+        analysed, recency=options.recency, task_coding=options.task_coding, extra=("item_id",)
+    )
+    result = fit_bayes_recency(frame, recency_bound(options), seed=getattr(options, "seed", 1))
+    out.html.append(
+        "<p>Recency, Bayesian estimate (brms, the same model with the maximal random effects; "
+        f"priors: {html.escape(result.priors)}): {result.estimate_points:+.2f} points per "
+        f"focus position, 95% interval [{result.ci95_low:+.2f}, {result.ci95_high:+.2f}]; "
+        f"posterior mass inside +-{result.bound:g}: {result.mass_inside:.1%} (largest R-hat "
+        f"{result.rhat_max:.3f}, {result.divergent} divergent transitions).</p>"
+    )
+    save(pd.DataFrame([result.model_dump()]), "recency_bayes", "Recency: Bayesian estimate")
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,9 @@ class ReportOptions:
             participant-clustered SE (``False``: the two-way SE alone).
         permutations: Relabellings of the item-permutation tests, the report's complexity
             and recency tests (:mod:`tracktale.analysis.stats.permutation`); 0 leaves them out.
+        recency_sesoi: The smallest recency effect of interest (percentage points per focus
+            position): the bounds of recency's equivalence test and Bayesian estimate.
+        bayes: Also fit the recency model with brms (:mod:`~tracktale.analysis.stats.bayes`).
         value: The model correctness column (``correct`` or ``correct_calibrated``).
         models: Report only these model ids (``None``: all).
         templates: Report models only on these templates (``None``: all).
@@ -71,6 +74,8 @@ class ReportOptions:
     glmer_test: str = "t-bw"
     two_way_floor: bool = True
     permutations: int = 9999
+    recency_sesoi: float = 3.0
+    bayes: bool = False
     value: str = "correct"
     models: tuple[str, ...] | None = None
     templates: tuple[str, ...] | None = None

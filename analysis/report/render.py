@@ -153,6 +153,8 @@ def describe_options(options: ReportOptions, paradigms: Iterable[str] = ()) -> s
             f"inference {options.inference}, glmer tests {options.glmer_test}, item "
             f"permutations {options.permutations:,}, two-way SEs "
             f"{'at least the participant-clustered' if options.two_way_floor else 'as estimated'}"
+            f", recency equivalence bounds +-{options.recency_sesoi:g} points"
+            f"{' (and brms)' if options.bayes else ''}"
             f", accuracy intervals {options.accuracy_interval}, "
             f"model correctness column {options.value}, Figures 5 and 7 on the "
             f"{options.figure_template} template{'s' if options.figure_template == 'all' else ''}",
