@@ -84,6 +84,9 @@ class HumanStudy(abc.ABC):
     """What the progress line and the timeout notice call a trial ("Story 12 of 50")."""
     lab: bool = False
     """Whether the PsychoPy lab mode can run this study."""
+    asks_probe_values: bool = False
+    """Whether its main trials can ask for intermediate values (the study file's
+    ``probe_values``)."""
     paper_timing: Mapping[str, int] | None = None
     """The source paper's time limits (``reading_ms``, ``response_ms``), where it set any: a
     study that departs from them is warned (``None``: the paper set none, the defaults are

@@ -110,6 +110,7 @@ class ArithmeticStudy(HumanStudy):
     scripts = ("plugins/arithmetic-procedure.js",)
     trial_plugins = {TASK: PLUGIN}
     trial_noun = "Calculation"
+    asks_probe_values = True
     reading_prompt = "Press SPACE or click Continue when you are ready for the calculation."
     documents = {
         "consent": "arithmetic_consent",

@@ -521,8 +521,10 @@ def check_study(config: StudyConfig) -> StudyConfig:
             f"{where}: paradigm {config.paradigm!r} has no human study "
             f"(choose from {', '.join(human_study_names())})"
         )
-    if config.probe_values and config.paradigm != "arithmetic":
-        raise TracktaleError(f"{where}: probe_values applies to the arithmetic study only")
+    if config.probe_values and not get_human_study(config.paradigm).asks_probe_values:
+        askers = [n for n in human_study_names() if get_human_study(n).asks_probe_values]
+        studies = " or ".join(askers)
+        raise TracktaleError(f"{where}: probe_values applies to the {studies} study only")
     _check_reading_mode(config, where)
     if config.maze_redo and config.reading_mode != "maze":
         raise TracktaleError(f"{where}: maze_redo applies to reading_mode maze only")
