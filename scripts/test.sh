@@ -24,8 +24,9 @@ if [ "${1:-}" = --fast ]; then
   echo "==> ruff"
   ruff check .
   ruff format --check .
-  echo "==> pytest, the fast lane (-m fast)"
-  exec python -m pytest -m fast --durations=10 "$@"
+  echo "==> pytest, the fast lane (-m fast, on every core)"
+  # TRACKTALE_TEST_WORKERS=0 runs in one process (pytest-xdist's -n 0), e.g. under a debugger.
+  exec python -m pytest -m fast -n "${TRACKTALE_TEST_WORKERS:-auto}" --durations=10 "$@"
 fi
 
 install_system_packages
