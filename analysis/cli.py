@@ -7,11 +7,14 @@ stays fast.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args
 
 import click
 
 from tracktale.analysis.cli_options import EXISTING, paradigm_options, permutations_option
 from tracktale.analysis.data.exclusions import ACCURACY_RULES, AccuracyRule
+from tracktale.analysis.report.context import Engine, FigureTemplate, GlmerTest, Inference
+from tracktale.analysis.stats.glm import RECENCY_COLUMNS, TASK_CODINGS, Recency, TaskCoding
 from tracktale.errors import TracktaleError
 from tracktale.experiment.export.summary import EXCLUSION_THRESHOLD
 from tracktale.schema.records import SOURCES
@@ -42,7 +45,7 @@ def analysis() -> None:
 )
 @click.option(
     "--engine",
-    type=click.Choice(["auto", "statsmodels", "lme4", "none"]),
+    type=click.Choice(get_args(Engine)),
     default="auto",
     show_default=True,
     help="Mixed-model engine (auto: lme4 when R has it, else statsmodels; none: skip).",
@@ -64,14 +67,14 @@ def analysis() -> None:
 )
 @click.option(
     "--recency",
-    type=click.Choice(["focus", "sentences_since_focus"]),
+    type=click.Choice(RECENCY_COLUMNS),
     default="focus",
     show_default=True,
     help="Recency covariate of the second GLM (focus: the paper's).",
 )
 @click.option(
     "--task-coding",
-    type=click.Choice(["sum", "treatment", "sum-implicit"]),
+    type=click.Choice(TASK_CODINGS),
     default="sum",
     show_default=True,
     help="Coding of probing method in the GLMs: sum (explicit +0.5 / implicit -0.5, the "
@@ -81,7 +84,7 @@ def analysis() -> None:
 @click.option(
     "--figure-templates",
     "figure_template",
-    type=click.Choice(["standard", "all"]),
+    type=click.Choice(get_args(FigureTemplate)),
     default="standard",
     show_default=True,
     help="Compute Figures 5 and 7 (and the base-vs-instruct table) on the standard template "
@@ -89,7 +92,7 @@ def analysis() -> None:
 )
 @click.option(
     "--inference",
-    type=click.Choice(["auto", "glmer", "glm-2way", "glm"]),
+    type=click.Choice(get_args(Inference)),
     default="auto",
     show_default=True,
     help="What the human analysis leads with (auto: glmer where R has lme4, else the GLM "
@@ -98,7 +101,7 @@ def analysis() -> None:
 )
 @click.option(
     "--glmer-test",
-    type=click.Choice(["t-bw", "z"]),
+    type=click.Choice(get_args(GlmerTest)),
     default="t-bw",
     show_default=True,
     help="glmer's p-values: t with between-within degrees of freedom (items minus item-level "
@@ -211,14 +214,14 @@ def report(
     human: Path | None,
     models: Path | None,
     out: Path,
-    engine: str,
+    engine: Engine,
     slopes: bool,
     random_effects: str,
-    recency: str,
-    task_coding: str,
-    figure_template: str,
-    inference: str,
-    glmer_test: str,
+    recency: Recency,
+    task_coding: TaskCoding,
+    figure_template: FigureTemplate,
+    inference: Inference,
+    glmer_test: GlmerTest,
     permutations: int,
     recency_sesoi: float,
     bayes: bool,

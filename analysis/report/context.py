@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from tracktale.analysis.data.exclusions import ExclusionRules
 from tracktale.analysis.report.options import ParadigmOptions, default_options
 from tracktale.analysis.report.style import SavedFigure
 from tracktale.analysis.report.tables import SavedTable
+from tracktale.analysis.stats.glm import Recency, TaskCoding
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -23,6 +24,17 @@ if TYPE_CHECKING:
     from tracktale.analysis.report.outputs import Outputs
 
 M = TypeVar("M", bound=ParadigmOptions)
+
+Engine = Literal["auto", "statsmodels", "lme4", "none"]
+"""The mixed-model engine (``--engine``)."""
+Inference = Literal["auto", "glmer", "glm-2way", "glm"]
+"""What the human analysis leads with (``--inference``)."""
+GlmerTest = Literal["t-bw", "z"]
+"""glmer's p-values (``--glmer-test``)."""
+FigureTemplate = Literal["standard", "all"]
+"""The template Figures 5 and 7 are computed on (``--figure-templates``)."""
+ValueColumn = Literal["correct", "correct_calibrated"]
+"""The model correctness column (``--calibrated``)."""
 
 
 @dataclass(frozen=True)
@@ -64,22 +76,22 @@ class ReportOptions:
     """
 
     rules: ExclusionRules = field(default_factory=ExclusionRules)
-    engine: str = "auto"
+    engine: Engine = "auto"
     slopes: bool = False
     random: str = "maximal"
-    recency: str = "focus"
-    task_coding: str = "sum"
-    inference: str = "auto"
+    recency: Recency = "focus"
+    task_coding: TaskCoding = "sum"
+    inference: Inference = "auto"
     accuracy_interval: str = "bootstrap"
-    glmer_test: str = "t-bw"
+    glmer_test: GlmerTest = "t-bw"
     two_way_floor: bool = True
     permutations: int = 9999
     recency_sesoi: float = 3.0
     bayes: bool = False
-    value: str = "correct"
+    value: ValueColumn = "correct"
     models: tuple[str, ...] | None = None
     templates: tuple[str, ...] | None = None
-    figure_template: str = "standard"
+    figure_template: FigureTemplate = "standard"
     include_preview: bool = False
     paradigms: Mapping[str, ParadigmOptions] = field(default_factory=dict)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from tracktale.analysis.stats.proportions import Z95
 from tracktale.errors import TracktaleError
@@ -32,7 +32,8 @@ from tracktale.errors import TracktaleError
 if TYPE_CHECKING:
     import pandas as pd
 
-TASK_CODINGS = ("sum", "treatment", "sum-implicit")
+TaskCoding = Literal["sum", "treatment", "sum-implicit"]
+TASK_CODINGS: tuple[TaskCoding, ...] = get_args(TaskCoding)
 """Codings of probing method (``--task-coding``); ``sum`` is the paper's (see the module)."""
 _TASK_CODES = {
     "sum": {"explicit": 0.5, "implicit": -0.5},
@@ -42,7 +43,8 @@ _TASK_CODES = {
 CLUSTERINGS = ("participant", "two-way")
 """``participant``: the paper's one-way clustering; ``two-way``: participant and item (CGM)."""
 CLUSTER_COLUMNS = {"participant": ("agent",), "two-way": ("agent", "item_id")}
-RECENCY_COLUMNS = ("focus", "sentences_since_focus")
+Recency = Literal["focus", "sentences_since_focus"]
+RECENCY_COLUMNS: tuple[Recency, ...] = get_args(Recency)
 """Recency covariates the items carry: the focus object's position (F0..F3, the paper's) or the
 number of sentences since the focus object was last mentioned."""
 
