@@ -47,6 +47,32 @@ def _screen(page) -> str:
     return next((name for name, css in SCREENS.items() if page.locator(css).count()), "message")
 
 
+def _answer_or_wait(page, name: str, by_text: dict, read: list[list[str]]) -> int:
+    """Answer a question screen with real keys (1), or pass a feedback or wait screen (0)."""
+    if name == "feedback":
+        page.get_by_role("button", name="Doorgaan").click()
+        return 0
+    if name not in ("typed", "choice"):
+        page.wait_for_timeout(200)
+        return 0
+    item = by_text[" ".join(read[-1])]
+    page.wait_for_timeout(250)  # the first moments ignore keys
+    if name == "choice":
+        options = page.locator(".tt-option p").all_inner_texts()
+        page.keyboard.press("fj"[options.index(item.answer)])
+    else:
+        page.locator("#tt-answer").fill(item.answer)
+        page.keyboard.press("Enter")
+    page.wait_for_selector(SCREENS[name], state="detached")
+    return 1
+
+
+def _wait_until_saved(page) -> None:
+    """The last answer leaves through the outbox: wait until the server has it."""
+    page.wait_for_function("() => !document.querySelector('#save-status:not([hidden])')")
+    page.wait_for_timeout(500)
+
+
 def _read(page) -> list[str]:
     """Press SPACE through the text, collecting the word shown after each press."""
     page.wait_for_timeout(100)
@@ -97,25 +123,9 @@ def test_a_dutch_imported_study_read_self_paced_in_chromium(browser, tmp_path, s
                     ARTIFACTS.mkdir(parents=True, exist_ok=True)
                     page.screenshot(path=str(ARTIFACTS / "self-paced-reading-nl.png"))
                 read.append(_read(page))
-            elif name in ("typed", "choice"):
-                item = by_text[" ".join(read[-1])]
-                page.wait_for_timeout(250)  # the first moments ignore keys
-                if name == "choice":
-                    options = page.locator(".tt-option p").all_inner_texts()
-                    page.keyboard.press("fj"[options.index(item.answer)])
-                    page.wait_for_selector(".tt-choice", state="detached")
-                else:
-                    page.locator("#tt-answer").fill(item.answer)
-                    page.keyboard.press("Enter")
-                    page.wait_for_selector(".tt-text-response", state="detached")
-                answered += 1
-            elif name == "feedback":
-                page.get_by_role("button", name="Doorgaan").click()
             else:
-                page.wait_for_timeout(200)
-        # The last answer leaves through the outbox: wait until the server has it.
-        page.wait_for_function("() => !document.querySelector('#save-status:not([hidden])')")
-        page.wait_for_timeout(500)
+                answered += _answer_or_wait(page, name, by_text, read)
+        _wait_until_saved(page)
     context.close()
     assert not errors, errors
     assert hints == [hint] * TEXTS and hint.startswith("Druk op de SPATIEBALK")
@@ -209,23 +219,9 @@ def test_a_dutch_imported_maze_with_redo_in_chromium(browser, tmp_path, secrets)
                 words, message = _choose_through(page, wrong_at=2)
                 read.append(words)
                 messages.append(message)
-            elif name in ("typed", "choice"):
-                item = by_text[" ".join(read[-1])]
-                page.wait_for_timeout(250)
-                if name == "choice":
-                    options = page.locator(".tt-option p").all_inner_texts()
-                    page.keyboard.press("fj"[options.index(item.answer)])
-                else:
-                    page.locator("#tt-answer").fill(item.answer)
-                    page.keyboard.press("Enter")
-                page.wait_for_selector(screens[name], state="detached")
-                answered += 1
-            elif name == "feedback":
-                page.get_by_role("button", name="Doorgaan").click()
             else:
-                page.wait_for_timeout(200)
-        page.wait_for_function("() => !document.querySelector('#save-status:not([hidden])')")
-        page.wait_for_timeout(500)
+                answered += _answer_or_wait(page, name, by_text, read)
+        _wait_until_saved(page)
     context.close()
     assert not errors, errors
     assert hints == [dutch.text("trial.maze_prompt", left="E", right="I")] * 2
