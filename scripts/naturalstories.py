@@ -1,9 +1,11 @@
 """Convert a local clone of the Natural Stories corpus into tracktale's per-word table.
 
-Usage: ``python scripts/naturalstories.py NATURALSTORIES_FOLDER OUT_FOLDER``
+Usage: ``python scripts/naturalstories.py [--by-word-means] NATURALSTORIES_FOLDER OUT_FOLDER``
 
 Writes ``OUT_FOLDER/reading_times.csv`` (for ``tracktale analysis reading --times``) and
 ``OUT_FOLDER/stories.csv`` (``item``, ``text``: the ten stories, for the models to score).
+``--by-word-means``: one row per word, its geometric mean RT over readers, from
+``processed_wordinfo.tsv`` (analyse it with ``--fold-by items``).
 The corpus is CC BY-NC-SA 4.0: never commit its files or what this script writes from them.
 See :mod:`tracktale.analysis.reading.naturalstories`.
 """
@@ -20,12 +22,14 @@ from tracktale.errors import TracktaleError
 
 def main(arguments: list[str]) -> int:
     """Convert; print what was written, or one line saying what is wrong."""
-    if len(arguments) != 2:
+    by_word_means = "--by-word-means" in arguments
+    arguments = [argument for argument in arguments if argument != "--by-word-means"]
+    if len(arguments) != 2 or any(argument.startswith("-") for argument in arguments):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
     folder, out = Path(arguments[0]), Path(arguments[1])
     try:
-        reading, stories = convert(folder)
+        reading, stories = convert(folder, by_word_means)
     except TracktaleError as error:
         print(f"naturalstories: error: {error}", file=sys.stderr)
         return 1
