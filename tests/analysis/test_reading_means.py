@@ -13,6 +13,7 @@ from tracktale.analysis.reading.analyse import ReadingOptions, analyse_reading
 from tracktale.analysis.reading.outputs import binned, rt_figure, smooth, write_outputs
 from tracktale.analysis.reading.regression import lmer_formula
 from tracktale.analysis.reading.simulate import SIMULATED_MODEL, ReadingDesign, simulate_study
+from tracktale.errors import TracktaleError
 
 # Every reader with the same slope: by-word means generalise over words, not over readers, so
 # their interval covers these readers' mean slope, which then is the planted one.
@@ -42,6 +43,13 @@ def test_by_word_means_recover_the_planted_slope_with_a_finite_interval(tmp_path
     assert np.isfinite(table[["ci_low", "ci_high"]].to_numpy()).all()  # over the bin's words
     write_outputs(result, BY_ITEMS, tmp_path)
     assert "one participant, by-word means" in (tmp_path / "summary.md").read_text()
+
+
+def test_one_participant_cannot_be_held_out():
+    reading, words = simulate_study(DESIGN, 3)
+    options = replace(BY_ITEMS, fold_by="participants")
+    with pytest.raises(TracktaleError, match=r"participants needs at least two.*--fold-by items"):
+        analyse_reading(_by_word_means(reading), words, [SIMULATED_MODEL], options)
 
 
 def test_by_word_means_without_an_effect_are_not_significant():
