@@ -54,6 +54,19 @@ def story_id(item: int) -> str:
     return f"story{int(item):02d}"
 
 
+def design_yaml(items: list[str]) -> str:
+    """A design file importing ``stories.csv`` for the sequence task.
+
+    The importer needs a factor: ``story``, one level per story, between items (the column the
+    script writes beside ``item`` and ``text``).
+    """
+    return (
+        "language: en\nfactors:\n  story:\n"
+        f"    levels: [{', '.join(items)}]\n    within_items: false\n"
+        "columns:\n  item: item\n  text: text\ntasks:\n  models: [sequence]\n"
+    )
+
+
 def convert(folder: Path, by_word_means: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The per-word reading times and the stories' texts.
 

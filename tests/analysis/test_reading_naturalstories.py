@@ -9,10 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from tests.conftest import REPO_ROOT
 from tracktale.analysis.reading.naturalstories import MEAN_READER, convert
 from tracktale.analysis.reading.records import check_reading_times
+from tracktale.analysis.reading.surprisal import item_names
+from tracktale.app.cli import cli
 from tracktale.errors import TracktaleError
 
 TOKENS = "word\tzone\titem\nIf\t1\t1\nyou\t2\t1\nwere.\t3\t1\nA\t1\t2\nbird\t2\t2\n"
@@ -83,6 +86,12 @@ def test_the_script_writes_both_files(tmp_path):
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out" / "reading_times.csv").is_file()
     assert "2 stories" in done.stdout
+    imported = CliRunner().invoke(cli, [
+        "stimuli", "import", str(tmp_path / "out" / "stories.csv"),
+        "--design", str(tmp_path / "out" / "design.yaml"), "--out", str(tmp_path / "set"),
+    ])  # fmt: skip
+    assert imported.exit_code == 0, imported.output
+    assert sorted(item_names(tmp_path / "set").values()) == ["story01", "story02"]
     means = subprocess.run(
         [sys.executable, str(script), "--by-word-means", str(tmp_path / "ns"), str(tmp_path / "m")],
         capture_output=True, text=True, check=False,
