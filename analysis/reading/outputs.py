@@ -43,7 +43,8 @@ def write_outputs(result: ReadingResult, options: ReadingOptions, out: Path) -> 
 def binned(rows: pd.DataFrame, column: str, bins: int = BINS) -> pd.DataFrame:
     """Mean RT per surprisal decile: each participant's mean, then their mean and 95% interval.
 
-    With one participant (a table of by-word means) the interval is over the bin's words.
+    With one participant (a table of by-word means) the interval is over the bin's words, and
+    the count column is `words` instead of `participants`.
     """
     import numpy as np
     import pandas as pd
@@ -55,8 +56,9 @@ def binned(rows: pd.DataFrame, column: str, bins: int = BINS) -> pd.DataFrame:
          "surprisal": rows[column]}
     )  # fmt: skip
     people = frame.groupby(["bin", "participant"]).agg(rt=("rt", "mean"))
+    over = "participants"
     if frame["participant"].nunique() == 1:
-        people = frame
+        people, over = frame, "words"
     summary = people.groupby("bin")["rt"].agg(["mean", "std", "count"])
     half = 1.96 * summary["std"] / np.sqrt(summary["count"])
     return pd.DataFrame(
@@ -65,7 +67,7 @@ def binned(rows: pd.DataFrame, column: str, bins: int = BINS) -> pd.DataFrame:
             "rt_ms": summary["mean"].to_numpy(),
             "ci_low": (summary["mean"] - half).to_numpy(),
             "ci_high": (summary["mean"] + half).to_numpy(),
-            "participants": summary["count"].to_numpy(),
+            over: summary["count"].to_numpy(),  # what the interval is over, and how many
         }
     )
 

@@ -40,7 +40,8 @@ def test_by_word_means_recover_the_planted_slope_with_a_finite_interval(tmp_path
     assert row["slope_ci_low"] <= DESIGN.surprisal_slope <= row["slope_ci_high"]
     assert row["delta_ll_per_word"] > 0 and row["p_permutation"] <= 0.05
     table = binned(result.rows, SIMULATED_MODEL.column)
-    assert np.isfinite(table[["ci_low", "ci_high"]].to_numpy()).all()  # over the bin's words
+    assert np.isfinite(table[["ci_low", "ci_high"]].to_numpy()).all()
+    assert table["words"].sum() == len(result.rows)  # the interval is over the bin's words
     write_outputs(result, BY_ITEMS, tmp_path)
     assert "one participant, by-word means" in (tmp_path / "summary.md").read_text()
 
