@@ -11,10 +11,9 @@ word's 1-based position), ``RT``, ``word``) and ``naturalstories_RTS/all_stories
 ``by_word_means=True`` reads ``naturalstories_RTS/processed_wordinfo.tsv`` instead (the same
 processing's per-word summary: ``nItem`` readers, ``meanItemRT``, ``gmeanItemRT`` and the sds):
 one row per word whose ``rt_ms`` is the geometric mean over readers (exp of the mean log RT, the
-scale the regressions model) and whose participant is :data:`MEAN_READER`. That is the by-word
-analysis of Wilcox et al. (2020), for a copy without the per-reader file (a snapshot that leaves
-out large files) or for a quick check: hold out items (``--fold-by items``), since there is one
-"participant".
+scale the regressions model) and whose participant is :data:`MEAN_READER`: a by-word
+analysis, for a copy without the per-reader file (a snapshot that leaves out large files) or
+for a quick check. Hold out items (``--fold-by items``), since there is one "participant".
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ def _read(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
     if not path.is_file():
         raise TracktaleError(f"not a Natural Stories folder: {path} is missing")
     if path.stat().st_size == 0:
-        # A snapshot that leaves out large files (or a clone without git-lfs) keeps them empty.
+        # A repository snapshot that leaves out large files keeps them as empty files.
         raise TracktaleError(f"{path} is empty (a partial copy of the corpus?)")
     table = pd.read_csv(path, sep="\t", dtype={"word": str}, keep_default_na=False)
     missing = [column for column in columns if column not in table.columns]
