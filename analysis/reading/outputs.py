@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 BINS = 10
 SMOOTH_FRACTION = 0.3
 """The lowess span: the share of the words each local fit uses."""
+SMOOTH_POINTS = 100
+"""Surprisal values the lowess curve is evaluated at."""
 
 
 def write_outputs(result: ReadingResult, options: ReadingOptions, out: Path) -> list[Path]:
@@ -72,14 +74,18 @@ def binned(rows: pd.DataFrame, column: str, bins: int = BINS) -> pd.DataFrame:
     )
 
 
-def smooth(rows: pd.DataFrame, column: str, fraction: float = SMOOTH_FRACTION) -> pd.DataFrame:
-    """A lowess curve of mean RT on surprisal: ``surprisal``, ``rt_ms``, sorted by surprisal.
+def smooth(
+    rows: pd.DataFrame, column: str, fraction: float = SMOOTH_FRACTION, points: int = SMOOTH_POINTS
+) -> pd.DataFrame:
+    """A lowess curve of mean RT on surprisal: ``surprisal``, ``rt_ms`` at ``points`` values.
 
     Smoothed are the words' mean RTs over participants (one point per item and word), not every
     reading time: each word counts once, and the curve costs seconds on a corpus of ~10,000
     words rather than minutes on its million reading times. The local fits are plain least
     squares (no robustness passes): robust lowess follows the typical word, which for skewed
-    reading times runs below the decile means it is drawn over.
+    reading times runs below the decile means it is drawn over. The curve is evaluated at
+    ``points`` evenly spaced surprisals from the smallest to the largest (a table of that many
+    rows, not one per word).
     """
     import numpy as np
     import pandas as pd
@@ -87,10 +93,9 @@ def smooth(rows: pd.DataFrame, column: str, fraction: float = SMOOTH_FRACTION) -
 
     words = rows.groupby(["item", "word_index"]).agg(x=(column, "first"), rt=("rt_ms", "mean"))
     x = words["x"].to_numpy(float)
-    span = float(np.ptp(x)) if len(x) else 0.0
-    # delta: points closer than 1% of the range reuse a neighbour's fit (exact enough, fast).
-    fitted = lowess(words["rt"].to_numpy(float), x, frac=fraction, it=0, delta=0.01 * span)
-    return pd.DataFrame({"surprisal": fitted[:, 0], "rt_ms": fitted[:, 1]})
+    grid = np.linspace(x.min(), x.max(), points)
+    fitted = lowess(words["rt"].to_numpy(float), x, frac=fraction, it=0, xvals=grid)
+    return pd.DataFrame({"surprisal": grid, "rt_ms": fitted})
 
 
 def rt_figure(rows: pd.DataFrame, column: str, title: str):

@@ -71,7 +71,9 @@ def test_the_smooth_follows_the_planted_slope(slope, rising):
     rows = reading.merge(words[["item", "word_index", "surprisal_0"]], on=["item", "word_index"])
     curve = smooth(rows, "surprisal_0")
     assert curve["surprisal"].is_monotonic_increasing
-    assert len(curve) == rows.groupby(["item", "word_index"]).ngroups
+    assert len(curve) == 100
+    assert curve["surprisal"].iloc[[0, -1]].tolist() == [rows["surprisal_0"].min(),
+                                                          rows["surprisal_0"].max()]  # fmt: skip
     low, high = curve["rt_ms"].iloc[0], curve["rt_ms"].iloc[-1]
     assert (high > low) == rising
     # Drawn over the binned means: the curve stays within their range (give or take noise).
