@@ -52,9 +52,21 @@ class DeltaLL:
 
 
 def fold_labels(data: pd.DataFrame, k: int, by: Folds, seed: int) -> np.ndarray:
-    """Each row's fold: participants (or items) shuffled and dealt into ``k`` folds."""
+    """Each row's fold: participants (or items) shuffled and dealt into ``k`` folds.
+
+    Raises:
+        TracktaleError: With a single participant (or item): nothing is left to fit on.
+    """
+    from tracktale.errors import TracktaleError
+
     units = data["participant" if by == "participants" else "item"].astype(str).to_numpy()
     unique, codes = np.unique(units, return_inverse=True)
+    if len(unique) < 2:
+        other = "items" if by == "participants" else "participants"
+        raise TracktaleError(
+            f"cross-validation over {by} needs at least two, the data have {len(unique)}: "
+            f"hold out {other} (--fold-by {other})"
+        )
     k = min(k, len(unique))
     order = np.random.default_rng(seed).permutation(len(unique))
     fold_of_unit = np.empty(len(unique), int)

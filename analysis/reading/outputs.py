@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tracktale.analysis.report.style import new_figure, save_figure, styled
+from tracktale.analysis.report.style import OKABE_ITO, new_figure, save_figure, styled
 from tracktale.analysis.report.tables import save_table
 from tracktale.atomic import atomic_write_text
 
@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from tracktale.analysis.reading.analyse import ReadingOptions, ReadingResult
 
 BINS = 10
+SMOOTH_FRACTION = 0.3
+"""The lowess span: the share of the words each local fit uses."""
+SMOOTH_POINTS = 100
+"""Surprisal values the lowess curve is evaluated at."""
 
 
 def write_outputs(result: ReadingResult, options: ReadingOptions, out: Path) -> list[Path]:
@@ -27,6 +31,8 @@ def write_outputs(result: ReadingResult, options: ReadingOptions, out: Path) -> 
         (result.delta_ll, "reading_delta_ll", "Held-out ΔLL per word, by model"),
         (binned(result.rows, result.columns[0].column), "reading_rt_by_surprisal",
          "Reading time by surprisal bin (first model)"),
+        (smooth(result.rows, result.columns[0].column), "reading_rt_smooth",
+         "Lowess of the words' mean reading time on surprisal (first model)"),
     ):  # fmt: skip
         paths.append(save_table(table, out, name, title).paths["csv"])
     with styled():
@@ -37,7 +43,11 @@ def write_outputs(result: ReadingResult, options: ReadingOptions, out: Path) -> 
 
 
 def binned(rows: pd.DataFrame, column: str, bins: int = BINS) -> pd.DataFrame:
-    """Mean RT per surprisal decile: each participant's mean, then their mean and 95% interval."""
+    """Mean RT per surprisal decile: each participant's mean, then their mean and 95% interval.
+
+    With one participant (a table of by-word means) the interval is over the bin's words, and
+    the count column is `words` instead of `participants`.
+    """
     import numpy as np
     import pandas as pd
 
@@ -48,6 +58,9 @@ def binned(rows: pd.DataFrame, column: str, bins: int = BINS) -> pd.DataFrame:
          "surprisal": rows[column]}
     )  # fmt: skip
     people = frame.groupby(["bin", "participant"]).agg(rt=("rt", "mean"))
+    over = "participants"
+    if frame["participant"].nunique() == 1:
+        people, over = frame, "words"
     summary = people.groupby("bin")["rt"].agg(["mean", "std", "count"])
     half = 1.96 * summary["std"] / np.sqrt(summary["count"])
     return pd.DataFrame(
@@ -56,23 +69,60 @@ def binned(rows: pd.DataFrame, column: str, bins: int = BINS) -> pd.DataFrame:
             "rt_ms": summary["mean"].to_numpy(),
             "ci_low": (summary["mean"] - half).to_numpy(),
             "ci_high": (summary["mean"] + half).to_numpy(),
-            "participants": summary["count"].to_numpy(),
+            over: summary["count"].to_numpy(),  # what the interval is over, and how many
         }
     )
 
 
-def _figures(result: ReadingResult, out: Path) -> list[Path]:
-    paths = []
-    table = binned(result.rows, result.columns[0].column)
+def smooth(
+    rows: pd.DataFrame, column: str, fraction: float = SMOOTH_FRACTION, points: int = SMOOTH_POINTS
+) -> pd.DataFrame:
+    """A lowess curve of mean RT on surprisal: ``surprisal``, ``rt_ms`` at ``points`` values.
+
+    Smoothed are the words' mean RTs over participants (one point per item and word), not every
+    reading time: each word counts once, and the curve costs seconds on a corpus of ~10,000
+    words rather than minutes on its million reading times. The local fits are plain least
+    squares (no robustness passes): robust lowess follows the typical word, which for skewed
+    reading times runs below the decile means it is drawn over. The curve is evaluated at
+    ``points`` evenly spaced surprisals from the smallest to the largest (a table of that many
+    rows, not one per word).
+    """
+    import numpy as np
+    import pandas as pd
+    from statsmodels.nonparametric.smoothers_lowess import lowess
+
+    words = rows.groupby(["item", "word_index"]).agg(x=(column, "first"), rt=("rt_ms", "mean"))
+    x = words["x"].to_numpy(float)
+    grid = np.linspace(x.min(), x.max(), points)
+    fitted = lowess(words["rt"].to_numpy(float), x, frac=fraction, it=0, xvals=grid)
+    return pd.DataFrame({"surprisal": grid, "rt_ms": fitted})
+
+
+def rt_figure(rows: pd.DataFrame, column: str, title: str):
+    """Binned mean RTs with their 95% intervals, and the lowess curve over the words' means."""
+    table = binned(rows, column)
+    curve = smooth(rows, column)
     figure = new_figure()
     axes = figure.axes[0]
+    axes.plot(
+        curve["surprisal"], curve["rt_ms"], color=OKABE_ITO[1], linewidth=1.2,
+        label=f"lowess (span {SMOOTH_FRACTION:g}) of word means",
+    )  # fmt: skip
     axes.errorbar(
         table["surprisal"],
         table["rt_ms"],
         yerr=[table["rt_ms"] - table["ci_low"], table["ci_high"] - table["rt_ms"]],
-        marker="o",
-    )
-    axes.set(xlabel="surprisal (nats)", ylabel="reading time (ms)", title=result.columns[0].label)
+        marker="o", linestyle="none", color=OKABE_ITO[0], label="decile mean, 95% CI",
+    )  # fmt: skip
+    axes.set(xlabel="surprisal (nats)", ylabel="reading time (ms)", title=title)
+    axes.legend()
+    return figure
+
+
+def _figures(result: ReadingResult, out: Path) -> list[Path]:
+    paths = []
+    column = result.columns[0]
+    figure = rt_figure(result.rows, column.column, column.label)
     paths.append(save_figure(figure, out, "reading_rt_by_surprisal", "RT by surprisal"))
     delta = result.delta_ll
     for x, name, label in (
@@ -102,17 +152,28 @@ def _delta_plot(delta: pd.DataFrame, x: str, label: str):
     return figure
 
 
+def _engine_text(result: ReadingResult) -> str:
+    if result.rows["participant"].nunique() == 1:
+        return (
+            "one participant, by-word means: random item intercepts"
+            if result.engine == "lme4"
+            else "one participant, by-word means: OLS, SEs clustered by item"
+        )
+    if result.engine == "lme4":
+        return "lmer, random intercepts for participants and items, by-participant surprisal slope"
+    return (
+        "fallback without R: OLS with participant fixed effects, SEs clustered by participant"
+        " and item"
+    )
+
+
 def summary_text(result: ReadingResult, options: ReadingOptions) -> str:
     """A Markdown page: engine, exclusions and each model's ΔLL and surprisal slope."""
     rules = options.exclusions
     lines = [
         "# Reading times and surprisal",
         "",
-        f"- Regressions: **{result.engine}**"
-        + (" (lmer, random intercepts for participants and items, by-participant surprisal"
-           " slope)" if result.engine == "lme4" else
-           " (fallback without R: OLS with participant fixed effects, SEs clustered by"
-           " participant and item)"),
+        f"- Regressions: **{result.engine}** ({_engine_text(result)})",
         f"- ΔLL: {options.folds}-fold cross-validation over {options.fold_by}; one-sided "
         f"permutation test with {options.permutations} permutations.",
         f"- Exclusions: RT outside {rules.min_rt_ms:g}-{rules.max_rt_ms:g} ms, first/last word "

@@ -12,6 +12,10 @@ Predictors are centred. Engines:
   standard errors clustered two ways, by participant and by item (Cameron, Gelbach & Miller
   2011; each at least the one-way clustered ones), which stands in for the random item
   intercepts and the by-participant slope.
+
+With one participant (a by-word table of mean reading times, such as Natural Stories' per-word
+summary), there is no participant variance to model: lme4 keeps the item intercepts only and
+statsmodels clusters by item only.
 """
 
 from __future__ import annotations
@@ -108,7 +112,10 @@ def _ols(frame: pd.DataFrame, name: str, terms: list[str]) -> Fit:
     items = pd.Categorical(frame["item"]).codes
     model = sm.OLS(frame["log_rt"].to_numpy(float), design)
     variances = []
-    for groups in (np.column_stack([participants.codes, items]), participants.codes, items):
+    clusterings = [np.column_stack([participants.codes, items]), participants.codes, items]
+    if len(participants.categories) == 1:
+        clusterings = [items]  # one cluster has no between-cluster variance to estimate
+    for groups in clusterings:
         result = model.fit(cov_type="cluster", cov_kwds={"groups": groups})
         variances.append(np.diag(result.cov_params())[: len(terms)])
     # The two-way variance (V_p + V_i - V_pi) can come out negative; no SE is allowed below
@@ -118,10 +125,14 @@ def _ols(frame: pd.DataFrame, name: str, terms: list[str]) -> Fit:
     return Fit(name, "statsmodels", _with_interval(fixed))
 
 
-def lmer_formula(terms: list[str], slope: str | None) -> str:
-    """The lme4 formula of a model (an uncorrelated by-participant ``slope`` if given)."""
+def lmer_formula(terms: list[str], slope: str | None, participants: bool = True) -> str:
+    """The lme4 formula of a model (an uncorrelated by-participant ``slope`` if given).
+
+    ``participants=False`` (one participant): the item intercepts alone.
+    """
     participant = f"(1 + {slope} || participant)" if slope else "(1 | participant)"
-    return f"log_rt ~ {' + '.join(terms)} + {participant} + (1 | item)"
+    random = f"{participant} + (1 | item)" if participants else "(1 | item)"
+    return f"log_rt ~ {' + '.join(terms)} + {random}"
 
 
 def _lmer(frame: pd.DataFrame, models: dict[str, list[str]]) -> dict[str, Fit]:
@@ -129,7 +140,8 @@ def _lmer(frame: pd.DataFrame, models: dict[str, list[str]]) -> dict[str, Fit]:
 
     from tracktale.analysis.stats.lme4 import run_rscript
 
-    formulas = {name: lmer_formula(terms, _slope(terms)) for name, terms in models.items()}
+    several = frame["participant"].nunique() > 1
+    formulas = {name: lmer_formula(terms, _slope(terms), several) for name, terms in models.items()}
     fits = {}
     with tempfile.TemporaryDirectory(prefix="tracktale-lmer-") as work:
         folder = Path(work)
