@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pandas as pd
 import pytest
 
 from tests.toyparadigm.plugin import PLUGIN
@@ -79,9 +78,7 @@ def score(set_dir, store_dir, monkeypatch):
     return summary, read_results(store_dir)
 
 
-def test_a_toy_paradigm_runs_through_generate_serve_score_and_report(
-    toy, tmp_path, monkeypatch
-):
+def test_a_toy_paradigm_runs_through_generate_serve_score_and_report(toy, tmp_path, monkeypatch):
     from tracktale.analysis.report.build import build_report
 
     set_dir = tmp_path / "toy-human"
