@@ -1,41 +1,21 @@
 """A new paradigm is one package plus one registration: the toy one through every stage.
 
 The toy paradigm (this package) lives outside tracktale, as a lab's own would, and is
-registered with the one line :func:`toy` adds. Nothing else is told about it: the stages
-below are the real ones (the stimulus-set writer, the study server with simulated people,
-the scoring runner and its results store, the report), each finding the toy's part through
-its plug-in.
+registered with the one line the ``toy`` fixture adds (``conftest.py``). Nothing else is told
+about it: the stages below are the real ones (the stimulus-set writer, the study server with
+simulated people, the scoring runner and its results store, the report), each finding the
+toy's part through its plug-in; ``test_browser_toy.py`` runs its study in Chromium.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-import pytest
-
 from tests.toyparadigm.plugin import PLUGIN
-from tracktale.stimuli.registry import PLUGINS
+from tracktale.stimulus_set import read_stimulus_set
 
 ADMIN_SECRET = "toy-admin-secret-0123"
 PEOPLE = 8
-
-
-@pytest.fixture
-def toy():
-    """The toy paradigm registered for one test: the one line a new paradigm adds."""
-    PLUGINS.add("toy", PLUGIN, lazy=False)
-    yield PLUGIN
-    PLUGINS.remove("toy")
-
-
-def generate(folder):
-    """Stage 1: the toy's items, written by the shared writer (content-hashed, verified)."""
-    from tracktale.stimuli.registry import get_paradigm
-    from tracktale.stimulus_set import read_stimulus_set, write_stimulus_set
-
-    stimulus_set = get_paradigm("toy").generate_set("human", seed=3)
-    write_stimulus_set(stimulus_set, folder)
-    return read_stimulus_set(folder)
 
 
 def serve(set_dir, stimulus_set, tmp_path):
@@ -78,12 +58,15 @@ def score(set_dir, store_dir, monkeypatch):
     return summary, read_results(store_dir)
 
 
-def test_a_toy_paradigm_runs_through_generate_serve_score_and_report(toy, tmp_path, monkeypatch):
+def test_a_toy_paradigm_runs_through_generate_serve_score_and_report(
+    toy_set, tmp_path, monkeypatch
+):
     from tracktale.analysis.report.build import build_report
 
-    set_dir = tmp_path / "toy-human"
-    stimulus_set = generate(set_dir)
+    set_dir = toy_set
+    stimulus_set = read_stimulus_set(set_dir)
     assert stimulus_set.manifest.paradigm == "toy" and len(stimulus_set) == 10
+    assert (set_dir / "items.jsonl").is_file() and len(stimulus_set.sha256) == 64
     assert Counter(item.role for item in stimulus_set) == {"main": 8, "practice": 2}
 
     database, report, trials = serve(set_dir, stimulus_set, tmp_path)
