@@ -6,9 +6,20 @@ Each paradigm is registered here once, as a lazy reference to the
 that declaration (:func:`get_paradigm` the stimulus paradigm here,
 :func:`tracktale.experiment.paradigms.get_human_study` the human study, the report its
 sections, the power analysis its model). This module is the one place that lists the paradigms.
+
+A paradigm of another package (a lab's own) is registered by that package, in the same one
+line, as an entry point of the group :data:`ENTRY_POINTS` in its ``pyproject.toml``::
+
+    [project.entry-points."tracktale.paradigms"]
+    toy = "mylab.toy.plugin:PLUGIN"
+
+Installed, it is listed after tracktale's own (it cannot replace one of theirs), still lazily:
+only its reference is read until a stage asks for it.
 """
 
 from __future__ import annotations
+
+import importlib.metadata
 
 from tracktale.plugin import ParadigmPlugin
 from tracktale.registry import Registry
@@ -20,6 +31,12 @@ PLUGINS.add("narrative", "tracktale.stimuli.narrative.plugin:PLUGIN")
 PLUGINS.add("boxes", "tracktale.stimuli.boxes.plugin:PLUGIN")
 PLUGINS.add("arithmetic", "tracktale.stimuli.arithmetic.plugin:PLUGIN")
 PLUGINS.add("items", "tracktale.stimuli.items.plugin:PLUGIN")
+
+ENTRY_POINTS = "tracktale.paradigms"
+"""The entry-point group through which installed packages register their own paradigms."""
+for _entry in importlib.metadata.entry_points(group=ENTRY_POINTS):
+    if _entry.name not in PLUGINS:
+        PLUGINS.add(_entry.name, _entry.value)
 
 DEFAULT_PARADIGM = "narrative"
 """What a command that needs a paradigm and is given none uses (the first paper's)."""

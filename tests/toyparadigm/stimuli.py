@@ -16,6 +16,7 @@ NUMBERS = ("singular", "plural")
 VERBS = {"singular": " is", "plural": " are"}
 QUESTION = "Which word comes next?"
 PRACTICE = 2
+"""Practice items: one of each number."""
 
 
 def plural(noun: str) -> str:
@@ -29,7 +30,7 @@ class ToyParadigm(Paradigm):
     name = "toy"
     version = "1"
     description = "Toy: choose the verb that agrees with the subject."
-    options = (Option("per_number", int, "Main items of each number.", minimum=1),)
+    options = (Option("per_number", int, "Main items of each number.", minimum=1, maximum=20),)
     protocols = {"human": {"per_number": 4}}
 
     def expected_count(self, config: Mapping[str, Any]) -> int:
@@ -37,16 +38,22 @@ class ToyParadigm(Paradigm):
         return PRACTICE + 2 * int(config["per_number"])
 
     def generate(self, config: Mapping[str, Any], seed: int) -> Iterator[Item]:
-        """Practice items first, then the main items of each number, drawn from ``seed``."""
+        """Practice items first, then the main items of each number; no sentence twice."""
         rng = random.Random(f"toy|{seed}")
+        pairs = [(noun, attractor) for noun in NOUNS for attractor in ATTRACTORS]
+        drawn = {
+            number: rng.sample(pairs, PRACTICE // 2 + int(config["per_number"]))
+            for number in NUMBERS
+        }
         for index in range(PRACTICE):
-            yield self._item(rng, NUMBERS[index % 2], "practice")
+            number = NUMBERS[index % 2]
+            yield self._item(drawn[number].pop(), number, "practice")
         for number in NUMBERS:
-            for _ in range(int(config["per_number"])):
-                yield self._item(rng, number, "main")
+            for pair in drawn[number]:
+                yield self._item(pair, number, "main")
 
-    def _item(self, rng: random.Random, number: str, role: str) -> Item:
-        noun, attractor = rng.choice(NOUNS), rng.choice(ATTRACTORS)
+    def _item(self, pair: tuple[str, str], number: str, role: str) -> Item:
+        noun, attractor = pair
         subject = noun if number == "singular" else plural(noun)
         # The attractor takes the other number, so the nearest noun is the wrong cue.
         near = plural(attractor) if number == "singular" else attractor
