@@ -23,6 +23,7 @@ def test_an_installed_package_registers_its_paradigm_with_one_entry_point(tmp_pa
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toylab\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text(
         "[tracktale.paradigms]\ntoy = tests.toyparadigm.plugin:PLUGIN\n"
+        "boxes = tests.toyparadigm.plugin:PLUGIN\n"  # cannot take the place of tracktale's
     )
     path = [str(site), str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]
     env = {
@@ -43,9 +44,15 @@ def test_an_installed_package_registers_its_paradigm_with_one_entry_point(tmp_pa
         assert done.returncode == 0, done.stdout + done.stderr
         return done.stdout
 
-    names = "from tracktale.stimuli.registry import paradigm_names; print(paradigm_names()[-1])"
+    names = (
+        "from tracktale.stimuli.registry import get_plugin, paradigm_names\n"
+        "print(*paradigm_names(), get_plugin('boxes').stimuli)"
+    )
     listed = subprocess.run([sys.executable, "-c", names], env=env, capture_output=True, text=True)
-    assert listed.stdout.strip() == "toy", listed.stderr
+    assert listed.stdout.split() == [
+        *("narrative", "boxes", "arithmetic", "items", "toy"),
+        "tracktale.stimuli.boxes:PARADIGM",
+    ], listed.stderr
     assert "--per-number" in tracktale("stimuli", "generate", "--help")
     out = tmp_path / "toy-set"
     tracktale("stimuli", "generate", "--paradigm", "toy", "--per-number", "3", "--out", str(out))
