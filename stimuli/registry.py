@@ -21,11 +21,41 @@ from __future__ import annotations
 
 import importlib.metadata
 
+from tracktale.errors import TracktaleError
 from tracktale.plugin import ParadigmPlugin
 from tracktale.registry import Registry
 from tracktale.stimuli.paradigm import Paradigm
 
-PLUGINS: Registry[ParadigmPlugin] = Registry("paradigm")
+
+class PluginRegistry(Registry[ParadigmPlugin]):
+    """The paradigms' registry, which checks each registration when it is first asked for.
+
+    A registration that does not give its paradigm's plug-in (a lab's entry point naming a
+    module that is not installed, or something else than the plug-in of that name) is a
+    one-line :class:`TracktaleError`.
+    """
+
+    def get(self, name: str) -> ParadigmPlugin:
+        """The plug-in registered as ``name`` (see :meth:`Registry.get`).
+
+        Raises:
+            UnknownName: If nothing is registered as ``name``.
+            TracktaleError: If the registration cannot be imported, or is not a
+                :class:`ParadigmPlugin` named ``name``.
+        """
+        try:
+            plugin: object = super().get(name)
+        except (ImportError, AttributeError, ValueError) as error:
+            raise TracktaleError(f"paradigm {name!r} cannot be loaded: {error}") from error
+        if not isinstance(plugin, ParadigmPlugin) or plugin.name != name:
+            raise TracktaleError(
+                f"paradigm {name!r} is registered as {plugin!r}, not as the ParadigmPlugin "
+                f"named {name!r}"
+            )
+        return plugin
+
+
+PLUGINS: Registry[ParadigmPlugin] = PluginRegistry("paradigm")
 """Paradigm name -> its plug-in declaration, in registration order."""
 PLUGINS.add("narrative", "tracktale.stimuli.narrative.plugin:PLUGIN")
 PLUGINS.add("boxes", "tracktale.stimuli.boxes.plugin:PLUGIN")

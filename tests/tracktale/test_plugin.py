@@ -121,3 +121,18 @@ def test_a_new_paradigm_plugs_into_every_stage_with_one_registration(toy, tmp_pa
 def test_a_part_of_tracktale_must_belong_to_its_stage(parts, message):
     with pytest.raises(ValueError, match=message):
         ParadigmPlugin(name="toy", stimuli="tracktale.stimuli.toy:PARADIGM", **parts)
+
+
+def test_a_registration_that_does_not_give_its_plugin_is_a_one_line_error():
+    """A lab's entry point naming a package not installed, or another paradigm's plug-in."""
+    PLUGINS.add("missing", "mylab_not_installed.plugin:PLUGIN")
+    PLUGINS.add("renamed", TOY, lazy=False)
+    try:
+        with pytest.raises(TracktaleError, match=r"^paradigm 'missing' cannot be loaded: No "):
+            get_plugin("missing")
+        with pytest.raises(TracktaleError, match="not as the ParadigmPlugin named 'renamed'"):
+            get_plugin("renamed")
+    finally:
+        PLUGINS.remove("missing")
+        PLUGINS.remove("renamed")
+    assert paradigm_names() == ("narrative", "boxes", "arithmetic", "items")
