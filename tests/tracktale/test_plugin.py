@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from tests.toyparadigm.plugin import PLUGIN as TOY
 from tracktale.analysis.power.people import PowerModel, power_model, power_paradigms
 from tracktale.analysis.report import build as report
 from tracktale.analysis.report.options import ParadigmOptions, options_model
@@ -18,25 +19,10 @@ from tracktale.registry import UnknownName
 from tracktale.stimuli.paradigm import Paradigm
 from tracktale.stimuli.registry import PLUGINS, get_paradigm, get_plugin, paradigm_names
 
-TOY = ParadigmPlugin(
-    name="toy",
-    stimuli="tests.tracktale.registry_target:VALUE",
-    human_study="tests.tracktale.registry_target:VALUE",
-    model_tasks=("implicit",),
-    report="tests.tracktale.test_plugin:TOY_SECTIONS",
-)
-
-
-def toy_section(context):
-    return report.SectionResult(title=f"{context.paradigm}: toy", html="<p>toy</p>")
-
-
-TOY_SECTIONS = (toy_section,)
-
 
 @pytest.fixture
 def toy():
-    """The toy paradigm registered for one test: the one line a new paradigm adds."""
+    """The toy paradigm (tests/toyparadigm, a lab's own package) registered for one test."""
     PLUGINS.add("toy", TOY, lazy=False)
     yield TOY
     PLUGINS.remove("toy")
@@ -96,17 +82,29 @@ def test_an_unknown_paradigm_is_a_domain_error_listing_the_known():
 
 
 def test_a_new_paradigm_plugs_into_every_stage_with_one_registration(toy, tmp_path):
+    """Each stage finds the toy's part; tests/toyparadigm runs it through the stages."""
     import pandas as pd
 
-    assert "toy" in paradigm_names()
-    assert get_paradigm("toy") == {"answer": 42}  # what the declaration names, resolved
-    assert "toy" in human_study_names() and get_human_study("toy") == {"answer": 42}
+    from tests.toyparadigm import report as toy_report
+    from tests.toyparadigm import stimuli as toy_stimuli
+    from tests.toyparadigm import study as toy_study
+
+    assert "toy" in paradigm_names() and get_plugin("toy") is TOY
+    assert get_paradigm("toy") is toy_stimuli.PARADIGM
+    assert "toy" in human_study_names() and get_human_study("toy") is toy_study.STUDY
     assert "toy" in report.section_paradigms()
-    trials = pd.DataFrame({"paradigm": ["toy"], "agent_kind": ["model"]})
+    assert report._resolve(list(report.sections_of("toy"))) == [toy_report.accuracy]
+    trials = pd.DataFrame(
+        {"paradigm": ["toy"], "agent_kind": ["model"], "agent": ["m"], "number": ["plural"],
+         "correct": [1], "role": ["main"]}
+    )  # fmt: skip
     sections = report.run_sections(trials, None, tmp_path, report.ReportOptions())
-    assert [s.title for s in sections] == ["toy: toy"]
+    assert [s.title for s in sections] == [toy_report.TITLE]
+    assert set(TOY.model_tasks) <= set(task_names())
     with pytest.raises(TracktaleError, match="no people power analysis for paradigm 'toy'"):
         power_model("toy")
+    PLUGINS.remove("toy")
+    assert "toy" not in human_study_names() and "toy" not in report.section_paradigms()
 
 
 @pytest.mark.parametrize(
@@ -123,3 +121,18 @@ def test_a_new_paradigm_plugs_into_every_stage_with_one_registration(toy, tmp_pa
 def test_a_part_of_tracktale_must_belong_to_its_stage(parts, message):
     with pytest.raises(ValueError, match=message):
         ParadigmPlugin(name="toy", stimuli="tracktale.stimuli.toy:PARADIGM", **parts)
+
+
+def test_a_registration_that_does_not_give_its_plugin_is_a_one_line_error():
+    """A lab's entry point naming a package not installed, or another paradigm's plug-in."""
+    PLUGINS.add("missing", "mylab_not_installed.plugin:PLUGIN")
+    PLUGINS.add("renamed", TOY, lazy=False)
+    try:
+        with pytest.raises(TracktaleError, match=r"^paradigm 'missing' cannot be loaded: No "):
+            get_plugin("missing")
+        with pytest.raises(TracktaleError, match="not as the ParadigmPlugin named 'renamed'"):
+            get_plugin("renamed")
+    finally:
+        PLUGINS.remove("missing")
+        PLUGINS.remove("renamed")
+    assert paradigm_names() == ("narrative", "boxes", "arithmetic", "items")
