@@ -335,7 +335,9 @@ def _bayes(analysed: pd.DataFrame, options: Any, out: HumanInference, save) -> N
         f"posterior mass inside +-{result.bound:g}: {result.mass_inside:.1%} (largest R-hat "
         f"{result.rhat_max:.3f}, {result.divergent} divergent transitions).</p>"
     )
-    save(pd.DataFrame([result.model_dump()]), "recency_bayes", "Recency: Bayesian estimate")
+    # One quantity a row: the formula and priors are too long for a column of a wide row.
+    rows = [{"quantity": key, "value": value} for key, value in result.model_dump().items()]
+    save(pd.DataFrame(rows), "recency_bayes", "Recency: Bayesian estimate")
 
 
 @dataclass(frozen=True)
