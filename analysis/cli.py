@@ -124,11 +124,12 @@ def analysis() -> None:
 )
 @click.option(
     "--accuracy-interval",
-    type=click.Choice(["bootstrap", "wilson"]),
-    default="bootstrap",
+    type=click.Choice(["two-way", "bootstrap", "wilson"]),
+    default="two-way",
     show_default=True,
-    help="Intervals of human accuracy in tables and Figure 3 (bootstrap: BCa over "
-    "participants; wilson: over the pooled trials, too narrow for clustered trials).",
+    help="Intervals of human accuracy in tables and Figure 3 (two-way: over participants and "
+    "items, two-way clustered; bootstrap: BCa over participants alone, which leaves out how "
+    "items differ; wilson: over the pooled trials, too narrow for clustered trials).",
 )
 @click.option(
     "--arithmetic-interval",

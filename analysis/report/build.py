@@ -91,9 +91,11 @@ class ReportOptions:
             paper's participant-clustered GLM).
         arithmetic_interval: Intervals of the arithmetic rates: ``wilson`` or the paper's
             percentile ``bootstrap`` over items (which collapses at 0/n and n/n).
-        accuracy_interval: Intervals of human accuracy in tables and Figure 3: ``bootstrap``
-            (BCa over participants) or ``wilson`` over the pooled trials (too narrow: a
-            participant's trials are not independent).
+        accuracy_interval: Intervals of human accuracy in tables and Figure 3: ``two-way``
+            (over participants and items, two-way clustered; the default since issue 29),
+            ``bootstrap`` (BCa over participants alone: it leaves out how items differ) or
+            ``wilson`` over the pooled trials (too narrow: a participant's trials are not
+            independent).
         glmer_test: glmer's p-values: ``t-bw`` (t with between-within df) or ``z`` (lme4's).
         two_way_floor: Test two-way GLM terms with the larger of the two-way and the
             participant-clustered SE (``False``: the two-way SE alone).
@@ -120,7 +122,7 @@ class ReportOptions:
     task_coding: str = "sum"
     inference: str = "auto"
     arithmetic_interval: str = "wilson"
-    accuracy_interval: str = "bootstrap"
+    accuracy_interval: str = "two-way"
     glmer_test: str = "t-bw"
     two_way_floor: bool = True
     permutations: int = 9999
