@@ -14,7 +14,10 @@ report's statistic beside candidates that should resist that truth:
   (DiCiccio & Romano 2017: valid under heteroscedasticity asymptotically);
 - ``rank`` / ``rank HC2``: the same on the items' ranks (a median is unmoved by the spread);
 - ``score two-way``: the report's score over its two-way (item + participant - trial) SE, so
-  the participants' own complexity slopes count.
+  the participants' own complexity slopes count;
+- ``logit two-way``: the empirical-logit slope over a two-way SE: its HC2 item part plus the
+  participants' part of its linearization (each trial's residual from its item's and its
+  participant's means, over ``n_i p_i (1 - p_i)``) minus the trials' own.
 
 Prints each rejection rate at alpha 0.05 with its Wilson 95% interval. Asserts nothing.
 
@@ -36,7 +39,7 @@ from tracktale.analysis.stats.permutation import complexity_test_of_trials
 from tracktale.analysis.stats.proportions import wilson_interval
 from tracktale.stimuli.registry import get_paradigm
 
-NAMES = ("score", "logit", "logit HC2", "rank", "rank HC2", "score two-way")
+NAMES = ("score", "logit", "logit HC2", "rank", "rank HC2", "score two-way", "logit two-way")
 
 
 def _permuted(c: np.ndarray, permutations: int, rng: np.random.Generator) -> np.ndarray:
@@ -51,17 +54,42 @@ def _p(statistic: np.ndarray) -> float:
     return float((1 + extreme) / len(statistic))
 
 
-def slope_p(y: np.ndarray, w: np.ndarray, studentize: bool) -> float:
-    """OLS slope of ``y`` on each row of ``w`` (centred), optionally over its HC2 SE."""
+def _slope_hc2(y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """OLS slope of ``y`` on each row of ``w`` (centred) and its HC2 variance."""
     y = y - y.mean()
     sxx = float(w[0] @ w[0])
     b = w @ y / sxx
-    if not studentize:
-        return _p(b)
     e = y[None, :] - b[:, None] * w
     leverage = w**2 / sxx + 1 / len(y)
-    se = np.sqrt(np.sum(w**2 * e**2 / (1 - leverage), axis=1)) / sxx
-    return _p(b / se)
+    return b, np.sum(w**2 * e**2 / (1 - leverage), axis=1) / sxx**2
+
+
+def slope_p(y: np.ndarray, w: np.ndarray, studentize: bool) -> float:
+    """OLS slope of ``y`` on each row of ``w`` (centred), optionally over its HC2 SE."""
+    b, variance = _slope_hc2(y, w)
+    return _p(b / np.sqrt(variance) if studentize else b)
+
+
+def logit_two_way_p(analysed, w: np.ndarray, items: np.ndarray, logit: np.ndarray) -> float:
+    """The empirical-logit slope over its HC2 item part + participant part - trial part."""
+    which = np.searchsorted(items, analysed["item_id"].to_numpy())
+    y = analysed["correct"].to_numpy(float)
+    n = np.bincount(which, minlength=len(items)).astype(float)
+    p = np.clip(np.bincount(which, weights=y, minlength=len(items)) / n, 0.02, 0.98)
+    people, who = np.unique(analysed["agent"].to_numpy(), return_inverse=True)
+    # Residuals from the item's mean and the participant's own (its intercept is not a slope).
+    residual = y - p[which]
+    residual -= (np.bincount(who, weights=residual) / np.bincount(who))[who]
+    scaled = residual / (n * p * (1 - p))[which]
+    cells = np.zeros((len(people), len(items)))
+    np.add.at(cells, (who, which), scaled)
+    squares = np.zeros(len(items))
+    np.add.at(squares, which, scaled**2)
+    sxx = float(w[0] @ w[0])
+    b, item_part = _slope_hc2(logit, w)
+    person_part = ((w @ cells.T) ** 2).sum(1) / sxx**2
+    variance = np.maximum(item_part + person_part - (w**2) @ squares / sxx**2, item_part)
+    return _p(b / np.sqrt(variance))
 
 
 def two_way_score_p(analysed, w: np.ndarray, items: np.ndarray) -> float:
@@ -92,6 +120,7 @@ def study_pvalues(analysed, permutations: int, rng: np.random.Generator) -> dict
         "rank": slope_p(rankdata(logit), w, False),
         "rank HC2": slope_p(rankdata(logit), w, True),
         "score two-way": two_way_score_p(analysed, w, np.asarray(grouped.size().index)),
+        "logit two-way": logit_two_way_p(analysed, w, np.asarray(grouped.size().index), logit),
     }
 
 
