@@ -17,9 +17,12 @@ report's statistic beside candidates that should resist that truth:
   the participants' own complexity slopes count;
 - ``logit two-way``: the empirical-logit slope over a two-way SE: its HC2 item part plus the
   participants' part of its linearization (each trial's residual from its item's and its
-  participant's means, over ``n_i p_i (1 - p_i)``) minus the trials' own.
+  participant's means, over ``n_i p_i (1 - p_i)``) minus the trials' own;
+- ``report's default``: the report's complexity test as it is now
+  (:func:`~tracktale.analysis.stats.permutation.complexity_test_of_trials`, its fixed seed).
 
-Prints each rejection rate at alpha 0.05 with its Wilson 95% interval. Asserts nothing.
+Prints each rejection rate at alpha 0.05 with its Wilson 95% interval (``--complexity``: a
+planted effect in log-odds per level, so the rates are power). Asserts nothing.
 
 Run: .venv/bin/python benchmarks/bench_complexity_statistics.py [--studies 1000] [--seed 2]
 [--participants 48] [--item-sd 0.5] [--participant-complexity-sd 0.15] [--item-sd-ratio 2]
@@ -39,7 +42,16 @@ from tracktale.analysis.stats.permutation import complexity_test_of_trials
 from tracktale.analysis.stats.proportions import wilson_interval
 from tracktale.stimuli.registry import get_paradigm
 
-NAMES = ("score", "logit", "logit HC2", "rank", "rank HC2", "score two-way", "logit two-way")
+NAMES = (
+    "score",
+    "logit",
+    "logit HC2",
+    "rank",
+    "rank HC2",
+    "score two-way",
+    "logit two-way",
+    "report's default",
+)
 
 
 def _permuted(c: np.ndarray, permutations: int, rng: np.random.Generator) -> np.ndarray:
@@ -114,13 +126,16 @@ def study_pvalues(analysed, permutations: int, rng: np.random.Generator) -> dict
     w = _permuted(grouped["complexity"].first().to_numpy(float), permutations, rng)
     logit = np.log((k + 0.5) / (n - k + 0.5))
     return {
-        "score": complexity_test_of_trials(analysed, permutations=permutations).p,
+        "score": complexity_test_of_trials(
+            analysed, permutations=permutations, statistic="score"
+        ).p,
         "logit": slope_p(logit, w, False),
         "logit HC2": slope_p(logit, w, True),
         "rank": slope_p(rankdata(logit), w, False),
         "rank HC2": slope_p(rankdata(logit), w, True),
         "score two-way": two_way_score_p(analysed, w, np.asarray(grouped.size().index)),
         "logit two-way": logit_two_way_p(analysed, w, np.asarray(grouped.size().index), logit),
+        "report's default": complexity_test_of_trials(analysed, permutations=permutations).p,
     }
 
 
@@ -133,6 +148,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--permutations", type=int, default=999)
     parser.add_argument("--participant-complexity-sd", type=float, default=0.15)
     parser.add_argument("--item-sd-ratio", type=float, default=2.0)
+    parser.add_argument("--complexity", type=float, default=0.0, help="an effect: power")
     args = parser.parse_args(argv)
     scenario = NullScenario(
         participants=args.participants,
@@ -140,6 +156,7 @@ def main(argv: list[str] | None = None) -> None:
         seed=args.seed,
         participant_complexity_sd=args.participant_complexity_sd,
         item_sd_ratio=args.item_sd_ratio,
+        complexity=args.complexity,
     )
     print(f"{scenario}\nstart: load average {os.getloadavg()[0]:.1f}")
     stimulus_set = get_paradigm("narrative").generate_set("human", 1)
@@ -154,7 +171,7 @@ def main(argv: list[str] | None = None) -> None:
           f"end: load average {load:.1f}")  # fmt: skip
     for name, count in rejected.items():
         low, high = wilson_interval(count, args.studies)
-        print(f"  {name:<15}{100 * count / args.studies:5.1f}% [{100 * low:.1f}, {100 * high:.1f}]")
+        print(f"  {name:<18}{100 * count / args.studies:5.1f}% [{100 * low:.1f}, {100 * high:.1f}]")
 
 
 if __name__ == "__main__":
