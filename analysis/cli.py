@@ -115,6 +115,16 @@ def analysis() -> None:
     "--recency-permutations is the same option.",
 )
 @click.option(
+    "--complexity-statistic",
+    type=click.Choice(["logit-two-way", "score"]),
+    default="logit-two-way",
+    show_default=True,
+    help="Statistic of the complexity permutation test: the slope of the items' empirical "
+    "logits over its two-way SE (participants' own complexity slopes count), or the score at "
+    "the task-only model (the default before issue 29's second pass; about 6% under a richer "
+    "null).",
+)
+@click.option(
     "--two-way-se",
     type=click.Choice(["max", "cgm"]),
     default="max",
@@ -249,6 +259,7 @@ def report(
     inference: str,
     glmer_test: str,
     permutations: int,
+    complexity_statistic: str,
     two_way_se: str,
     accuracy_interval: str,
     arithmetic_interval: str,
@@ -301,6 +312,7 @@ def report(
         glmer_test=glmer_test,
         two_way_floor=two_way_se == "max",
         permutations=permutations,
+        complexity_statistic=complexity_statistic,
         value="correct_calibrated" if calibrated else "correct",
         models=model_ids or None,
         templates=templates or None,

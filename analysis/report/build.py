@@ -101,6 +101,9 @@ class ReportOptions:
             participant-clustered SE (``False``: the two-way SE alone).
         permutations: Relabellings of the item-permutation tests, the report's complexity
             and recency tests (:mod:`tracktale.analysis.stats.permutation`); 0 leaves them out.
+        complexity_statistic: The complexity permutation test's statistic: ``logit-two-way``
+            (:mod:`tracktale.analysis.stats.logit_permutation`) or ``score`` (the default
+            before issue 29's second pass).
         value: The model correctness column (``correct`` or ``correct_calibrated``).
         models: Report only these model ids (``None``: all).
         templates: Report models only on these templates (``None``: all).
@@ -126,6 +129,7 @@ class ReportOptions:
     glmer_test: str = "t-bw"
     two_way_floor: bool = True
     permutations: int = 9999
+    complexity_statistic: str = "logit-two-way"
     value: str = "correct"
     models: tuple[str, ...] | None = None
     templates: tuple[str, ...] | None = None

@@ -32,6 +32,12 @@ and the test then stays close to its level, but it is exact only under that join
 Exchangeability assumes that, under it, items differ only at random (items of any complexity
 alike in difficulty, recency included) and that each item is seen in about the same number of
 trials in each task, as the four lists make it.
+
+Since issue 29's second pass the complexity test's default statistic is not this score but the
+slope of the items' empirical logits over its two-way SE
+(:mod:`~tracktale.analysis.stats.logit_permutation`): under a truth whose item SD grows with
+complexity and whose participants have their own complexity slopes the score rejected about 6%;
+``complexity_test_of_trials(..., statistic="score")`` keeps it.
 """
 
 from __future__ import annotations
