@@ -9,14 +9,13 @@ every other p of the same hypothesis, labelled as robustness checks.
 
 - ``complexity``: the item-permutation test across all items (items exchangeable under the
   null; the models' own complexity p over-rejected at N 48, item SD 0.5: the floored two-way
-  GLM's t 8.0% of 1,000 null studies). Under the benchmarks' richer truth (item SD 2x larger
-  at C4 than at C1, participants' own complexity slopes) items are not quite exchangeable,
-  and at N 48, item SD 0.5 it rejects about 6%, at the edge of 5% +- 1.5 (issue 29, second
-  pass: 6.8% [5.4, 8.5] of 1,000 studies in one run, 5.9% [5.2, 6.7] over 4,000 at 999
-  relabellings); statistics on the items' empirical logits or ranks, or studentized (HC2, or
-  two-way to let the participants' slopes count), did no better on the same studies
-  (``benchmarks/bench_complexity_statistics.py``; ``benchmarks/RESULTS.md``), so the score
-  statistic stays;
+  GLM's t 7.8-8.0% of 1,000 null studies). Its statistic since issue 29's second pass is the
+  slope of the items' empirical logits over its two-way SE
+  (:mod:`~tracktale.analysis.stats.logit_permutation`): under the benchmarks' richer truth
+  (item SD 2x larger at C4 than at C1, participants' own complexity slopes) items are not
+  quite exchangeable, and the score statistic used before rejected about 6% there (6.2-6.8%
+  of 1,000 studies at N 48, item SD 0.5); ``--complexity-statistic score`` keeps it
+  (``benchmarks/RESULTS.md``, issue 29, second pass);
 - ``interaction`` (task x complexity): the leading model's own Wald test of the interaction
   term, referred as the report refers it (glmer: t with between-within df; two-way GLM:
   t(items - 1) with the SE floor);
