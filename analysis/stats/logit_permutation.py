@@ -18,7 +18,9 @@ This statistic answers both:
   are heteroscedastic (DiCiccio & Romano 2017); here the participants' slopes enter its SE.
 
 The items' complexity values are relabelled across all items, ``b / SE`` recomputed for every
-relabelling (SE included), and ``p = (1 + k) / (1 + B)`` as for the score.
+relabelling (SE included), and ``p = (1 + k) / (1 + B)`` as for the score. Measured at N 48,
+item SD 0.5: 5.9% [4.9, 7.0] over 2,000 null studies where the score rejected 6.5%; power
+46% against the score's 55% at -0.2 log-odds per level (``benchmarks/RESULTS.md``).
 """
 
 from __future__ import annotations
