@@ -8,6 +8,7 @@ from scipy.special import expit
 from tracktale.analysis.stats.logit_permutation import item_parts, studentized_slopes
 from tracktale.analysis.stats.permutation import (
     COMPLEXITY_LOGIT_METHOD,
+    COMPLEXITY_METHOD,
     complexity_test_of_trials,
 )
 from tracktale.errors import TracktaleError
@@ -77,3 +78,24 @@ def test_item_parts_are_per_item_and_refuse_a_complexity_that_varies_within_an_i
 def test_an_unknown_statistic_is_one_clear_error():
     with pytest.raises(TracktaleError, match="^unknown complexity statistic 'mean'"):
         complexity_test_of_trials(_slopes_study(1, people=10), statistic="mean")
+
+
+@pytest.mark.parametrize(
+    ("statistic", "method"),
+    [("logit-two-way", COMPLEXITY_LOGIT_METHOD), ("score", COMPLEXITY_METHOD)],
+)
+def test_the_report_runs_the_statistic_it_is_given(statistic, method):
+    from types import SimpleNamespace
+
+    from tracktale.analysis.narrative.human_inference import (
+        HumanInference,
+        _complexity_permutation,
+        permutation_sentence,
+    )
+
+    options = SimpleNamespace(task_coding="sum", permutations=99, complexity_statistic=statistic)
+    out = HumanInference(method="glm-2way")
+    _complexity_permutation(_slopes_study(2, people=20), options, out)
+    test = out.fits["complexity_permutation"]
+    assert test.method == method
+    assert method.split("(")[1].rstrip(")") in permutation_sentence(test)
