@@ -13,7 +13,14 @@ import click
 
 from tracktale.analysis.cli_options import EXISTING, paradigm_options, permutations_option
 from tracktale.analysis.data.exclusions import ACCURACY_RULES, AccuracyRule
-from tracktale.analysis.report.context import Engine, FigureTemplate, GlmerTest, Inference
+from tracktale.analysis.report.context import (
+    AccuracyInterval,
+    ComplexityStatistic,
+    Engine,
+    FigureTemplate,
+    GlmerTest,
+    Inference,
+)
 from tracktale.analysis.stats.glm import RECENCY_COLUMNS, TASK_CODINGS, Recency, TaskCoding
 from tracktale.errors import TracktaleError
 from tracktale.experiment.export.summary import EXCLUSION_THRESHOLD
@@ -129,6 +136,16 @@ def analysis() -> None:
     "recency's posterior in points and its mass inside the --recency-sesoi bounds (ours).",
 )
 @click.option(
+    "--complexity-statistic",
+    type=click.Choice(get_args(ComplexityStatistic)),
+    default="logit-two-way",
+    show_default=True,
+    help="Statistic of the complexity permutation test: the slope of the items' empirical "
+    "logits over its two-way SE (participants' own complexity slopes count), or the score at "
+    "the task-only model (the default before issue 29's second pass; about 6% under a richer "
+    "null).",
+)
+@click.option(
     "--two-way-se",
     type=click.Choice(["max", "cgm"]),
     default="max",
@@ -138,11 +155,12 @@ def analysis() -> None:
 )
 @click.option(
     "--accuracy-interval",
-    type=click.Choice(["bootstrap", "wilson"]),
-    default="bootstrap",
+    type=click.Choice(get_args(AccuracyInterval)),
+    default="two-way",
     show_default=True,
-    help="Intervals of human accuracy in tables and Figure 3 (bootstrap: BCa over "
-    "participants; wilson: over the pooled trials, too narrow for clustered trials).",
+    help="Intervals of human accuracy in tables and Figure 3 (two-way: over participants and "
+    "items, two-way clustered; bootstrap: BCa over participants alone, which leaves out how "
+    "items differ; wilson: over the pooled trials, too narrow for clustered trials).",
 )
 @click.option(
     "--calibrated", is_flag=True, help="Score models by correct_calibrated instead of correct."
@@ -225,8 +243,9 @@ def report(
     permutations: int,
     recency_sesoi: float,
     bayes: bool,
+    complexity_statistic: ComplexityStatistic,
     two_way_se: str,
-    accuracy_interval: str,
+    accuracy_interval: AccuracyInterval,
     calibrated: bool,
     min_accuracy: float,
     exclusion_rule: AccuracyRule,
@@ -275,6 +294,7 @@ def report(
         permutations=permutations,
         recency_sesoi=recency_sesoi,
         bayes=bayes,
+        complexity_statistic=complexity_statistic,
         value="correct_calibrated" if calibrated else "correct",
         models=model_ids or None,
         templates=templates or None,

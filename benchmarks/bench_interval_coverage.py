@@ -1,4 +1,4 @@
-"""Coverage of the human accuracy intervals: pooled-trial Wilson against the participant bootstrap.
+"""Coverage of the human accuracy intervals: pooled-trial Wilson, participant bootstrap, two-way.
 
 Simulates the human protocol (four lists, 36 main trials per participant, no exclusions) with
 participants differing in ability (random intercepts, SD 0.5) and, by default, the richer truth
@@ -7,7 +7,10 @@ by participant SD 0.15, 10% guessers, item SD twice as large at C4 as at C1), at
 0.5. The truth of each task x complexity cell is its accuracy over participants *and* items
 (:func:`~tracktale.analysis.power.simulate.population_cell_accuracy`, task coded as the
 simulator codes it: explicit +0.5), the quantity a reader takes the interval to be about. Prints
-how often each interval covers it, and the mean width ratio. Asserts nothing.
+how often each interval covers it (Wilson over pooled trials, the participant BCa bootstrap and,
+since issue 29's second pass, the report's default over participants and items,
+:func:`~tracktale.analysis.stats.proportions.two_way_accuracy_interval`), with the Wilson
+interval of each coverage over its cells, and the mean width ratios. Asserts nothing.
 
 Until issue 29 this script coded implicit as +0.5 while the simulator coded explicit +0.5, so its
 truth swapped the tasks, and its truth held the items fixed.
@@ -31,8 +34,22 @@ from tracktale.analysis.power.simulate import (
     population_cell_accuracy,
     simulate_outcomes,
 )
-from tracktale.analysis.stats.proportions import clustered_accuracy_interval, wilson_interval
+from tracktale.analysis.stats.proportions import (
+    clustered_accuracy_interval,
+    two_way_accuracy_interval,
+    wilson_interval,
+)
 from tracktale.stimuli.registry import get_paradigm
+
+LABELS = {
+    "wilson": "Wilson over pooled trials",
+    "bootstrap": "participant bootstrap (BCa)",
+    "two-way": "participants and items (two-way, the default)",
+}
+
+
+def _load() -> str:
+    return f"load average {os.getloadavg()[0]:.1f}"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -50,8 +67,8 @@ def main(argv: list[str] | None = None) -> None:
         if not args.intercepts_only:
             params = params.richer()
         truth = population_cell_accuracy(design, params)
-        covered: dict[str, list[bool]] = {"wilson": [], "bootstrap": []}
-        ratios = []
+        covered: dict[str, list[bool]] = {"wilson": [], "bootstrap": [], "two-way": []}
+        ratios: dict[str, list[float]] = {"bootstrap": [], "two-way": []}
         started = time.perf_counter()
         for sim in range(args.simulations):
             rng = np.random.default_rng([11, sim, round(100 * item_sd)])
@@ -63,17 +80,32 @@ def main(argv: list[str] | None = None) -> None:
                 _, b_low, b_high, _ = clustered_accuracy_interval(
                     group["correct"], group["agent"], resamples=args.resamples, seed=sim
                 )
-                covered["wilson"].append(w_low <= truth[(task, level)] <= w_high)
-                covered["bootstrap"].append(b_low <= truth[(task, level)] <= b_high)
-                ratios.append((b_high - b_low) / (w_high - w_low))
+                _, t_low, t_high, _ = two_way_accuracy_interval(
+                    group["correct"], group["agent"], group["item_id"]
+                )
+                target = truth[(task, level)]
+                for name, (low, high) in (
+                    ("wilson", (w_low, w_high)),
+                    ("bootstrap", (b_low, b_high)),
+                    ("two-way", (t_low, t_high)),
+                ):
+                    covered[name].append(low <= target <= high)
+                    if name in ratios:
+                        ratios[name].append((high - low) / (w_high - w_low))
         shown = {k: v for k, v in dataclasses.asdict(params).items() if k.endswith(("sd", "ers"))}
         print(
             f"item SD {item_sd} ({shown}): {args.simulations} studies x 8 cells in "
-            f"{time.perf_counter() - started:.0f} s; coverage of the population cell accuracy: "
-            f"Wilson over pooled trials {100 * np.mean(covered['wilson']):.1f}%, participant "
-            f"bootstrap (BCa) {100 * np.mean(covered['bootstrap']):.1f}%; bootstrap/Wilson "
-            f"width {np.mean(ratios):.2f}"
+            f"{time.perf_counter() - started:.0f} s ({_load()}); coverage of the population "
+            "cell accuracy [Wilson 95% over cells]:"
         )
+        for name, label in LABELS.items():
+            hits = covered[name]
+            low, high = wilson_interval(sum(hits), len(hits))
+            width = f"; width / Wilson's {np.mean(ratios[name]):.2f}" if name in ratios else ""
+            print(
+                f"  {label:<48}{100 * np.mean(hits):5.1f}% [{100 * low:.1f}, {100 * high:.1f}]"
+                f"{width}"
+            )
 
 
 if __name__ == "__main__":

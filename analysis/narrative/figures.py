@@ -3,8 +3,10 @@
 Each function takes the analysed human trials and/or the model rows, writes PNG, PDF and SVG
 into ``folder`` and returns the :class:`~tracktale.analysis.report.style.SavedFigure`, or ``None``
 when the data it needs is absent (e.g. no Pythia results), so a report shows what it can.
-Error bars are 95% intervals: for people a BCa bootstrap over participants (their trials are
-not independent), for models Wilson intervals over the items (each scored once);
+Error bars are 95% intervals: for people over participants and items in Figure 3 by default
+(``--accuracy-interval``; a participant's trials are not independent and the items are a
+sample), a BCa bootstrap over participants elsewhere, for models Wilson intervals over the items
+(each scored once);
 see :mod:`tracktale.analysis.stats.proportions`.
 """
 
@@ -89,11 +91,13 @@ def humans_vs_reference(
     folder: Path,
     value: str = "correct",
     cluster: str | None = "agent",
+    item: str | None = None,
 ) -> SavedFigure | None:
     """Figure 3: human accuracy by complexity against the reference models, per task.
 
     ``cluster`` names the participant column the human intervals resample (``None``: Wilson
-    over the pooled trials).
+    over the pooled trials); with ``item`` too, they are over participants and items
+    (:func:`~tracktale.analysis.stats.proportions.two_way_accuracy_interval`).
     """
     reference = None
     if models is not None and not models.empty:
@@ -112,7 +116,7 @@ def humans_vs_reference(
         for ax, task in zip(figure.axes, TASKS, strict=True):
             if human is not None and not human.empty:
                 rows = human[human["task"] == task]
-                table = accuracy_table(rows, ["complexity"], cluster=cluster)
+                table = accuracy_table(rows, ["complexity"], cluster=cluster, item=item)
                 _errorbar(ax, table, "complexity", color=HUMAN_COLOUR, label="Humans")
             if reference is not None and not reference.empty:
                 task_rows = reference[reference["task"] == task]
@@ -128,19 +132,31 @@ def humans_vs_reference(
         percent_axes(figure, chance=[None, 0.5])
         figure.axes[-1].legend(loc="lower left")
         return save_figure(
-            figure, folder, "fig3_humans_vs_reference", _fig3_caption(human, reference, cluster)
+            figure,
+            folder,
+            "fig3_humans_vs_reference",
+            _fig3_caption(human, reference, cluster, item),
         )
 
 
 def _fig3_caption(
-    human: pd.DataFrame | None, reference: pd.DataFrame | None, cluster: str | None
+    human: pd.DataFrame | None,
+    reference: pd.DataFrame | None,
+    cluster: str | None,
+    item: str | None = None,
 ) -> str:
     parts = [
         f"Humans and reference models by complexity, typed answers scored under the "
         f"{SIDE_BY_SIDE_RULE} rule for both (the target container and no other)."
     ]
     if human is not None and not human.empty:
-        people = "a bootstrap over participants" if cluster else "Wilson over the pooled trials"
+        people = (
+            "two-way clustered over participants and items"
+            if cluster and item
+            else "a bootstrap over participants"
+            if cluster
+            else "Wilson over the pooled trials"
+        )
         parts.append(f"Error bars: 95% intervals, for the people {people}")
     if reference is not None and not reference.empty:
         counts = reference.groupby(["agent", "task", "complexity"]).size()

@@ -156,7 +156,12 @@ def _complexity_permutation(analysed: pd.DataFrame, options: Any, out: HumanInfe
     if not permutations:
         return
     try:
-        test = complexity_test_of_trials(analysed, options.task_coding, permutations=permutations)
+        test = complexity_test_of_trials(
+            analysed,
+            options.task_coding,
+            permutations=permutations,
+            statistic=getattr(options, "complexity_statistic", "logit-two-way"),
+        )
     except TracktaleError as error:
         out.warnings.append(f"the complexity permutation test was not run: {error}")
         return
@@ -168,20 +173,20 @@ def _complexity_permutation(analysed: pd.DataFrame, options: Any, out: HumanInfe
 def permutation_sentence(test: Any) -> str:
     """One sentence on an item-permutation test (recency or complexity), for the report."""
     if test.test == "complexity":
+        how = test.method.split("(", 1)[-1].rstrip(")")
         return (
             "Complexity is tested by permuting the items' complexity across all "
-            f"{test.items} items ({test.permutations:,} relabellings, score at the task-only "
-            f"model): p = {test.p:.3g}, the report's complexity test, for the null of no "
-            "complexity effect in either task. It holds its rate where the models' own "
-            "complexity p above rejected a true null 7-7.5% of the time at N 48, item SD 0.5 "
-            "(README, Which inference to use)."
+            f"{test.items} items ({test.permutations:,} relabellings, {how}): p = {test.p:.3g}, "
+            "the report's complexity test, for the null of no complexity effect in either "
+            "task. The models' own complexity p above rejected a true null 7-9% of the time "
+            "at N 48, item SD 0.5 (docs/explanation/statistics.md)."
         )
     return (
         f"Recency is tested by permuting the items' {test.covariate} values within complexity "
         f"levels ({test.permutations:,} relabellings, {test.informative_items} of {test.items} "
         f"items informative): p = {test.p:.3g}, the report's recency test. It holds its 5% rate "
         "whatever the items' spread, where the model's own recency p above rejected a true "
-        "null 8-13% of the time at item SD 0.5 (README, Which inference to use)."
+        "null 8-13% of the time at item SD 0.5 (docs/explanation/statistics.md)."
     )
 
 

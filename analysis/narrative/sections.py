@@ -28,6 +28,19 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+ACCURACY_INTERVAL_NOTES = {
+    "two-way": "<p>Accuracy intervals are over participants and items (two-way clustered, t "
+    "on the logit scale): a participant's trials are not independent, and the items are a "
+    "sample too.</p>",
+    "bootstrap": "<p>Accuracy intervals resample participants (BCa bootstrap, "
+    "--accuracy-interval bootstrap): a participant's trials are not independent; how the items "
+    "differ is left out, so they are too narrow for an accuracy over items.</p>",
+    "wilson": "<p>Accuracy intervals: Wilson over the pooled trials (--accuracy-interval "
+    "wilson), which treats a participant's trials as independent: too narrow.</p>",
+}
+"""The sentence under the human accuracy tables, per ``--accuracy-interval``."""
+
+
 def _list(lines: list[str]) -> str:
     return "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in lines) + "</ul>"
 
@@ -78,9 +91,10 @@ def human_section(context: ReportContext) -> SectionResult | None:
             "(see tables/exclusions_log.csv)"
         )
         return section
-    cluster = "agent" if options.accuracy_interval == "bootstrap" else None
-    by_level = accuracy_table(analysed, ["task", "complexity"], cluster=cluster)
-    overall = accuracy_table(analysed, ["task"], cluster=cluster)
+    cluster = "agent" if options.accuracy_interval in ("two-way", "bootstrap") else None
+    item = "item_id" if options.accuracy_interval == "two-way" else None
+    by_level = accuracy_table(analysed, ["task", "complexity"], cluster=cluster, item=item)
+    overall = accuracy_table(analysed, ["task"], cluster=cluster, item=item)
     context.shared["human_accuracy"] = overall  # the scorecard shows these same intervals
     context.shared["human_accuracy_by_complexity"] = by_level
     section.tables += [
@@ -89,13 +103,7 @@ def human_section(context: ReportContext) -> SectionResult | None:
             by_level, tables, "human_accuracy_by_complexity", "Human accuracy by complexity"
         ),
     ]
-    parts.append(
-        "<p>Accuracy intervals resample participants (BCa bootstrap): a participant's trials "
-        "are not independent.</p>"
-        if cluster
-        else "<p>Accuracy intervals: Wilson over the pooled trials (--accuracy-interval "
-        "wilson), which treats a participant's trials as independent: too narrow.</p>"
-    )
+    parts.append(ACCURACY_INTERVAL_NOTES[options.accuracy_interval])
     inference = human_inference(analysed, options, tables)
     parts += inference.html
     section.tables += inference.tables
@@ -108,7 +116,7 @@ def human_section(context: ReportContext) -> SectionResult | None:
         title = "Sensitivity: the estimates under other exclusion and timeout rules"
         section.tables.append(save_table(sensitivity, tables, "sensitivity_exclusions", title))
     figure = figures.humans_vs_reference(
-        analysed, context.models, context.figures_dir, options.value, cluster=cluster
+        analysed, context.models, context.figures_dir, options.value, cluster=cluster, item=item
     )
     _add_figure(section, figure)
     section.html = "".join(parts)

@@ -35,6 +35,10 @@ FigureTemplate = Literal["standard", "all"]
 """The template Figures 5 and 7 are computed on (``--figure-templates``)."""
 ValueColumn = Literal["correct", "correct_calibrated"]
 """The model correctness column (``--calibrated``)."""
+AccuracyInterval = Literal["two-way", "bootstrap", "wilson"]
+"""Intervals of human accuracy (``--accuracy-interval``)."""
+ComplexityStatistic = Literal["logit-two-way", "score"]
+"""The complexity permutation test's statistic (``--complexity-statistic``)."""
 
 
 @dataclass(frozen=True)
@@ -54,14 +58,19 @@ class ReportOptions:
         inference: The method the human section leads with: ``auto`` (glmer where R has
             lme4, else the two-way clustered GLM), ``glmer``, ``glm-2way`` or ``glm`` (the
             paper's participant-clustered GLM).
-        accuracy_interval: Intervals of human accuracy in tables and Figure 3: ``bootstrap``
-            (BCa over participants) or ``wilson`` over the pooled trials (too narrow: a
-            participant's trials are not independent).
+        accuracy_interval: Intervals of human accuracy in tables and Figure 3: ``two-way``
+            (over participants and items, two-way clustered; the default since issue 29),
+            ``bootstrap`` (BCa over participants alone: it leaves out how items differ) or
+            ``wilson`` over the pooled trials (too narrow: a participant's trials are not
+            independent).
         glmer_test: glmer's p-values: ``t-bw`` (t with between-within df) or ``z`` (lme4's).
         two_way_floor: Test two-way GLM terms with the larger of the two-way and the
             participant-clustered SE (``False``: the two-way SE alone).
         permutations: Relabellings of the item-permutation tests, the report's complexity
             and recency tests (:mod:`tracktale.analysis.stats.permutation`); 0 leaves them out.
+        complexity_statistic: The complexity permutation test's statistic: ``logit-two-way``
+            (:mod:`tracktale.analysis.stats.logit_permutation`) or ``score`` (the default
+            before issue 29's second pass).
         recency_sesoi: The smallest recency effect of interest (percentage points per focus
             position): the bounds of recency's equivalence test and Bayesian estimate.
         bayes: Also fit the recency model with brms (:mod:`~tracktale.analysis.stats.bayes`).
@@ -82,10 +91,11 @@ class ReportOptions:
     recency: Recency = "focus"
     task_coding: TaskCoding = "sum"
     inference: Inference = "auto"
-    accuracy_interval: str = "bootstrap"
+    accuracy_interval: AccuracyInterval = "two-way"
     glmer_test: GlmerTest = "t-bw"
     two_way_floor: bool = True
     permutations: int = 9999
+    complexity_statistic: ComplexityStatistic = "logit-two-way"
     recency_sesoi: float = 3.0
     bayes: bool = False
     value: ValueColumn = "correct"

@@ -193,7 +193,7 @@ def test_a_task_only_model_that_cannot_be_fitted_is_one_clear_error(monkeypatch)
 
     monkeypatch.setattr(glm, "fit_clustered_logit", fails)
     with pytest.raises(TracktaleError, match="^the task-only model for the complexity perm"):
-        complexity_test_of_trials(_study(recency=0.0, seed=1), permutations=99)
+        complexity_test_of_trials(_study(recency=0.0, seed=1), permutations=99, statistic="score")
 
 
 def test_one_task_gives_an_intercept_only_null_model():

@@ -112,7 +112,7 @@ def test_the_report_from_simulated_people_and_a_results_file(report):
     mixed = pd.read_csv(out / "tables" / "mixed_model1_fixed.csv")
     assert mixed["approximate"].all()
     accuracy = pd.read_csv(out / "tables" / "human_accuracy_by_complexity.csv")
-    assert set(accuracy["interval"]) == {"participant bootstrap (BCa)"}
+    assert set(accuracy["interval"]) == {"participants and items (two-way clustered, t)"}
     assert (out / "trial_table.csv").stat().st_size > 0
 
 

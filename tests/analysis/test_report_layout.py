@@ -66,7 +66,7 @@ def test_a_one_model_report_draws_no_comparison_of_models(one_model_report):
 def test_captions_name_their_intervals_and_the_chance_line(one_model_report):
     captions = {f.name: f.title for section in one_model_report.sections for f in section.figures}
     figure3 = captions["fig3_humans_vs_reference"]
-    assert "bootstrap over participants" in figure3
+    assert "two-way clustered over participants and items" in figure3
     case_study = next(t for name, t in captions.items() if name.startswith("case_study_"))
     for caption in (case_study,):
         assert "bootstrap over participants" in caption and "Wilson" in caption
