@@ -25,15 +25,13 @@ item SD 0.5: 5.9% [4.9, 7.0] over 2,000 null studies where the score rejected 6.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from tracktale.errors import TracktaleError
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
-
-    from tracktale.analysis.stats.permutation import PermutationTest
 
 
 def item_parts(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -88,24 +86,28 @@ def studentized_slopes(
     return slope * sxx / np.sqrt(variance)
 
 
-def logit_two_way_test(
-    frame: pd.DataFrame, permutations: int, seed: int, *, method: str
-) -> PermutationTest:
+class LogitTest(NamedTuple):
+    """What the test found; :mod:`~tracktale.analysis.stats.permutation` makes it a table row."""
+
+    statistic: float
+    p: float
+    items: int
+    varies: bool
+
+
+def logit_two_way_test(frame: pd.DataFrame, permutations: int, seed: int) -> LogitTest:
     """The complexity test with the studentized empirical-logit slope (see the module).
 
     Args:
         frame: Trials with ``item_id``, ``agent``, ``complexity`` and ``correct``.
         permutations: Random relabellings ``B``.
         seed: Seed of the relabellings.
-        method: How it permutes, for tables.
 
     Returns:
         The test; ``statistic`` is the observed ``b / SE`` (its sign the effect's direction),
         ``p`` NaN where complexity does not vary between items.
     """
     import numpy as np
-
-    from tracktale.analysis.stats.permutation import PermutationTest
 
     complexity, logit, cells, squares = item_parts(frame)
     centred = complexity - complexity.mean()
@@ -119,15 +121,4 @@ def logit_two_way_test(
         # A relative tolerance so that relabellings tied with the observed one count as extreme.
         extreme = int(np.sum(np.abs(t[1:]) >= abs(statistic) * (1 - 1e-9)))
         p = (1 + extreme) / (1 + permutations)
-    return PermutationTest(
-        covariate="complexity",
-        statistic=statistic,
-        p=p,
-        permutations=permutations,
-        items=len(complexity),
-        informative_items=len(complexity) if varies else 0,
-        strata=1,
-        informative_strata=int(varies),
-        test="complexity",
-        method=method,
-    )
+    return LogitTest(statistic, p, len(complexity), varies)

@@ -297,7 +297,19 @@ def complexity_test_of_trials(
     if statistic == "logit-two-way":
         from tracktale.analysis.stats.logit_permutation import logit_two_way_test
 
-        return logit_two_way_test(frame, permutations, seed, method=COMPLEXITY_LOGIT_METHOD)
+        found = logit_two_way_test(frame, permutations, seed)
+        return PermutationTest(
+            covariate="complexity",
+            statistic=found.statistic,
+            p=found.p,
+            permutations=permutations,
+            items=found.items,
+            informative_items=found.items if found.varies else 0,
+            strata=1,
+            informative_strata=int(found.varies),
+            test="complexity",
+            method=COMPLEXITY_LOGIT_METHOD,
+        )
     terms = ["task_s"] if frame["task"].nunique() == 2 else []
     fitted = _null_fit(frame, terms, "the task-only model for the complexity permutation test")
     return item_permutation_test(
