@@ -52,8 +52,16 @@ REQUIRED = tuple(name for name, field in ReadingTimeRow.model_fields.items() if 
 OPTIONAL = tuple(name for name in ReadingTimeRow.model_fields if name not in REQUIRED)
 
 
+STUDY_EXPORT_NAMES = {"participant_id": "participant", "item_id": "item", "trial_index": "trial"}
+"""The study export's ``words`` columns (``WordRecord``) -> this table's names: the export is
+read as it is written, and its items are the stimulus set's ids, as the models' rows name them."""
+
+
 def read_reading_times(path: Path) -> pd.DataFrame:
     """Read a per-word reading-time table (``.csv`` or ``.parquet``) and check its columns.
+
+    The study's own export (``words.csv``/``.parquet``) is read as it is: its
+    :data:`STUDY_EXPORT_NAMES` columns are renamed.
 
     Returns:
         The table with the declared columns typed (``participant``, ``item``, ``word`` as
@@ -69,7 +77,10 @@ def read_reading_times(path: Path) -> pd.DataFrame:
     if path.suffix == ".parquet":
         table = pd.read_parquet(path)
     else:
-        table = pd.read_csv(path, dtype={"participant": str, "item": str, "word": str})
+        text = {name: str for name in ("participant", "item", "word", *STUDY_EXPORT_NAMES)}
+        table = pd.read_csv(path, dtype=text)
+    if "participant" not in table.columns and "participant_id" in table.columns:
+        table = table.rename(columns=STUDY_EXPORT_NAMES)
     return check_reading_times(table, str(path))
 
 

@@ -8,6 +8,7 @@ import io
 
 import pytest
 
+from tracktale.analysis.reading.records import read_reading_times
 from tracktale.errors import TracktaleError
 from tracktale.experiment.export.files import export_study
 from tracktale.experiment.study.words import story_regions
@@ -145,7 +146,7 @@ def test_regions_are_sentences():
     assert story_regions(words) == [0, 0, 1, 2, 2, 3, 3, 3, 4]
 
 
-def test_simulated_participants_read_word_by_word(spr_client, storage, human_set):
+def test_simulated_participants_read_word_by_word(spr_client, storage, human_set, tmp_path):
     from tests.experiment.conftest import ADMIN_SECRET
     from tracktale.experiment.simulation.run import simulate_participants
     from tracktale.experiment.web.server import serve_in_thread
@@ -169,6 +170,11 @@ def test_simulated_participants_read_word_by_word(spr_client, storage, human_set
     rts = sorted(w.rt_ms for w in words)
     assert 250 < rts[len(rts) // 2] < 600
     assert {w.mode for w in words} == {"self_paced"} and {w.source for w in words} == {"simulated"}
+    # The export is what `tracktale analysis reading --times` reads, as it is written.
+    export_study(storage, tmp_path, formats=("csv",), salt="s")
+    table = read_reading_times(tmp_path / "words.csv")
+    assert len(table) == len(words) and set(table["item"]) <= {item.item_id for item in human_set}
+    assert table["rt_ms"].sum() == pytest.approx(sum(w.rt_ms for w in words))
 
 
 def maze_set(stimuli):
