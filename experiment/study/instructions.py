@@ -11,7 +11,14 @@ from typing import Any
 from tracktale.experiment.study.locale import Catalogue, load_catalogue
 from tracktale.schema import GENDERS
 
-__all__ = ["CHOICE_KEYS", "CONTINUE_KEY", "GENDERS", "instructions", "session_screens"]
+__all__ = [
+    "CHOICE_KEYS",
+    "CONTINUE_KEY",
+    "GENDERS",
+    "instructions",
+    "session_screens",
+    "word_by_word_welcome",
+]
 
 CHOICE_KEYS = ("f", "j")
 """Keys for the left and right option of a two-alternative trial."""
@@ -73,6 +80,35 @@ def instructions(reading_ms: int, response_ms: int, *, source: str = "online") -
         ],
         **session_screens(),
     }
+
+
+def word_by_word_welcome(welcome: list[str], reading_ms: int, mode: str, redo: bool) -> list[str]:
+    """The welcome screen of the stories read word by word (self-paced reading or the Maze).
+
+    Its paragraph on a whole story staying on the screen gives way to one on the mode; what it
+    says of the question after the story stays (the paper's whole-story texts are unchanged).
+    """
+    reading = _seconds(reading_ms)
+    if mode == "maze":
+        how = (
+            "Each story is read one word at a time: two words appear side by side, and you "
+            "choose the one that continues the story, E for the left word, I for the right one. "
+            + ("After a wrong choice, choose again." if redo else
+               "Choose quickly but carefully: a wrong choice ends the story there.")
+        )  # fmt: skip
+    else:
+        how = (
+            "Each story is shown as dashes. Each press of the SPACE bar shows its next word and "
+            "hides the one before; read at your normal pace."
+        )
+    marker = "a question appears"
+    changed = []
+    for paragraph in welcome:
+        if paragraph.startswith("Each story stays on the screen") and marker in paragraph:
+            after = paragraph[paragraph.index(marker) :]
+            paragraph = f"{how} A story may take at most {reading}; then {after}"
+        changed.append(paragraph)
+    return changed
 
 
 def session_screens(texts: Catalogue | None = None) -> dict[str, Any]:

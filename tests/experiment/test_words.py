@@ -305,3 +305,22 @@ def test_the_admin_page_offers_the_words(reader, spr_client, client):
     lines = download.get_data(as_text=True).splitlines()
     assert lines[0].startswith("client_trial_id,") and len(lines) == 1 + len(body["words"])
     assert 'id="words-csv"' not in client.get("/admin/", headers=headers).get_data(as_text=True)
+
+
+@pytest.mark.parametrize(("mode", "redo"), [("self_paced", False), ("maze", False), ("maze", True)])
+def test_the_welcome_screen_says_how_stories_are_read_word_by_word(mode, redo):
+    from tracktale.experiment.paradigms import get_human_study
+    from tracktale.experiment.study.instructions import instructions
+
+    study = get_human_study("narrative")
+    whole = study.instructions(40_000, 15_000, "online")
+    told = study.word_by_word_instructions(whole, 40_000, mode, redo)["welcome"]
+    assert len(told) == len(whole["welcome"]) and told[0] == whole["welcome"][0]
+    assert not any("stays on the screen" in paragraph for paragraph in told)
+    said = told[1]
+    assert ("dashes" in said) == (mode == "self_paced") and ("E for the left" in said) == (
+        mode == "maze"
+    )
+    assert ("choose again" in said) == redo and "at most 40 seconds" in said
+    assert "must answer within 15 seconds" in said  # the question after the story stays
+    assert instructions(40_000, 15_000)["welcome"] == whole["welcome"]  # the paper's text

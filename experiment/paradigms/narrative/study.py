@@ -16,7 +16,7 @@ from tracktale.experiment.paradigms import HumanStudy
 from tracktale.experiment.study import scoring
 from tracktale.experiment.study.design import DesignConfig, PlannedTrial, SessionPlan
 from tracktale.experiment.study.design import build_session as latin_square_session
-from tracktale.experiment.study.instructions import instructions
+from tracktale.experiment.study.instructions import instructions, word_by_word_welcome
 from tracktale.item import Item
 from tracktale.stimulus_set import StimulusSet
 
@@ -69,6 +69,15 @@ class NarrativeStudy(HumanStudy):
     def instructions(self, reading_ms: int, response_ms: int, source: str) -> dict[str, Any]:
         """The texts of :func:`tracktale.experiment.study.instructions.instructions`."""
         return instructions(reading_ms, response_ms, source=source)
+
+    def word_by_word_instructions(
+        self, screens: dict[str, Any], reading_ms: int, mode: str, redo: bool
+    ) -> dict[str, Any]:
+        """The welcome screen says how the stories are read: dashes and SPACE, or the Maze."""
+        return {
+            **screens,
+            "welcome": word_by_word_welcome(screens["welcome"], reading_ms, mode, redo),
+        }
 
     def behave(
         self,
