@@ -6,13 +6,18 @@ Kept apart from the task registry (:mod:`tracktale.models.tasks`) so that the ta
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracktale.errors import TracktaleError
 from tracktale.models.sampling import check_sampling
 from tracktale.models.tokens import PROMPT_FORMATS
 from tracktale.models.word_boundaries import WORD_PROBABILITIES, WordProbability
+
+if TYPE_CHECKING:
+    from tracktale.schema.results import TaskResult
 
 
 @dataclass(frozen=True)
@@ -80,3 +85,23 @@ class TaskRow:
 
     scores: dict[str, Any]
     extra: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, result: TaskResult, extra: Mapping[str, Any] | None = None) -> TaskRow:
+        """The row of a result record the task built (so the type checker sees a wrong key).
+
+        Args:
+            result: The task's record (``ImplicitResult``, ``ExplicitResult``, ...).
+            extra: Columns the record does not declare (a paradigm's judgement, a backend's
+                details), added beside its fields.
+
+        An optional field left at its ``None`` default is left out, as the tasks wrote their
+        rows before they built records (a sequence row without word surprisal has no ``words``).
+        """
+        scores = {
+            f.name: getattr(result, f.name)
+            for f in dataclasses.fields(result)
+            if not (f.default is None and getattr(result, f.name) is None)
+        }
+        added = dict(extra or {})
+        return cls({**added, **scores}, frozenset(added))

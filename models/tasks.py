@@ -22,6 +22,7 @@ sentence) are sent to the scorer once.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -227,36 +228,35 @@ def _implicit(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> li
     priors = iter(answers[len(main) :])
     rows = []
     for choice, (good, bad) in zip(choices, answers[: len(main)], strict=True):
-        row: dict[str, Any] = {
-            **_span("good", good),
-            **_span("bad", bad),
-            "correct": good.reduce() > bad.reduce(),
-            "boundary_merged": good.boundary_merged or bad.boundary_merged,
-            "calibrated": options.calibrate and bool(choice.neutral_prefix),
-            "prior_good": None,
-            "prior_bad": None,
-            "correct_calibrated": None,
-            "chat_template_used": False,
-        }
-        if row["calibrated"]:
-            prior_good, prior_bad = next(priors)
-            row["prior_good"], row["prior_bad"] = prior_good.reduce(), prior_bad.reduce()
-            row["correct_calibrated"] = (good.reduce() - row["prior_good"]) > (
-                bad.reduce() - row["prior_bad"]
-            )
-        rows.append(TaskRow(row))
+        calibrated = options.calibrate and bool(choice.neutral_prefix)
+        prior_good = prior_bad = correct_calibrated = None
+        if calibrated:
+            neutral_good, neutral_bad = next(priors)
+            prior_good, prior_bad = neutral_good.reduce(), neutral_bad.reduce()
+            correct_calibrated = (good.reduce() - prior_good) > (bad.reduce() - prior_bad)
+        result = ImplicitResult(
+            chat_template_used=False,
+            correct=good.reduce() > bad.reduce(),
+            logprob_good=good.reduce("sum"),
+            logprob_bad=bad.reduce("sum"),
+            mean_good=good.reduce("mean"),
+            mean_bad=bad.reduce("mean"),
+            n_tokens_good=good.n_tokens,
+            n_tokens_bad=bad.n_tokens,
+            prior_good=prior_good,
+            prior_bad=prior_bad,
+            correct_calibrated=correct_calibrated,
+            tokens_good=list(good.tokens),
+            logprobs_good=list(good.logprobs),
+            token_ids_good=list(good.ids),
+            tokens_bad=list(bad.tokens),
+            logprobs_bad=list(bad.logprobs),
+            token_ids_bad=list(bad.ids),
+            boundary_merged=good.boundary_merged or bad.boundary_merged,
+            calibrated=calibrated,
+        )
+        rows.append(TaskRow.of(result))
     return rows
-
-
-def _span(name: str, scores: TokenScores) -> dict[str, Any]:
-    return {
-        f"logprob_{name}": scores.reduce("sum"),
-        f"mean_{name}": scores.reduce("mean"),
-        f"n_tokens_{name}": scores.n_tokens,
-        f"tokens_{name}": list(scores.tokens),
-        f"logprobs_{name}": list(scores.logprobs),
-        f"token_ids_{name}": list(scores.ids),
-    }
 
 
 def _sequence(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> list[TaskRow]:
@@ -264,36 +264,39 @@ def _sequence(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -> li
     scored = scorer.sequence_score([SequenceRequest(item.context, ends) for item in items])
     rows = []
     for item, scores in zip(items, scored, strict=True):
-        row: dict[str, Any] = {
-            "logprob": scores.reduce("sum"),
-            "mean": scores.reduce("mean") if scores.n_tokens else math.nan,
-            "n_tokens": scores.n_tokens,
-            "tokens": list(scores.tokens),
-            "logprobs": list(scores.logprobs),
-            "token_offsets": list(scores.offsets),
-            "chat_template_used": False,
-        }
+        result = SequenceResult(
+            chat_template_used=False,
+            logprob=scores.reduce("sum"),
+            mean=scores.reduce("mean") if scores.n_tokens else math.nan,
+            n_tokens=scores.n_tokens,
+            tokens=list(scores.tokens),
+            logprobs=list(scores.logprobs),
+            token_offsets=list(scores.offsets),
+        )
         if options.word_surprisal and scores.offsets:
-            row.update(_word_columns(item, scores, options.word_probability))
-        rows.append(TaskRow(row))
+            result = _with_words(result, item, scores, options.word_probability)
+        rows.append(TaskRow.of(result))
     return rows
 
 
-def _word_columns(item: Item, scores: TokenScores, probability: WordProbability) -> dict:
+def _with_words(
+    result: SequenceResult, item: Item, scores: TokenScores, probability: WordProbability
+) -> SequenceResult:
     """The word table of a sequence row: one list per column, one entry per word (or region)."""
     words = word_scores(item.context, scores, _word_spans(item), probability)
     surprisals = [word.surprisal for word in words]
-    return {
-        "words": [word.word for word in words],
-        "word_surprisals": surprisals,
-        "word_surprisals_naive": [word.naive for word in words],
-        "word_methods": [word.method for word in words],
-        "word_spillover_1": spillover(surprisals, 1),
-        "word_spillover_2": spillover(surprisals, 2),
-        "word_n_tokens": [word.n_tokens for word in words],
-        "word_probability": probability,
-        "word_start_token": scores.start_token,
-    }
+    return dataclasses.replace(
+        result,
+        words=[word.word for word in words],
+        word_surprisals=surprisals,
+        word_surprisals_naive=[word.naive for word in words],
+        word_methods=[word.method for word in words],
+        word_spillover_1=spillover(surprisals, 1),
+        word_spillover_2=spillover(surprisals, 2),
+        word_n_tokens=[word.n_tokens for word in words],
+        word_probability=probability,
+        word_start_token=scores.start_token,
+    )
 
 
 def _word_spans(item: Item) -> list[tuple[int, int]] | None:
