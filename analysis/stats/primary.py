@@ -38,6 +38,12 @@ PRIMARY_TESTS = {
 }
 """Hypothesis -> its declared primary test (the study's analysis plan; the report's default)."""
 
+PERMUTATION_NOTE = (
+    "estimate: the permutation test's statistic, not an effect size (see effects_points)"
+)
+"""Said beside a permutation test's row: its ``estimate`` is a test statistic (a studentized
+slope or a score), which a reader would otherwise take for a coefficient."""
+
 _TERMS = {
     "complexity": ("complexity_c", "complexity_z"),
     "task": ("task_s",),
@@ -135,7 +141,8 @@ def primary_tables(fits: dict[str, Any], lead: str) -> tuple[pd.DataFrame, pd.Da
             continue
         row = chosen.iloc[0]
         used.add(row.name)
-        primary.append({"declared": declared, **row.drop("lead").to_dict(), "note": ""})
+        note = PERMUTATION_NOTE if hypothesis != "interaction" else ""
+        primary.append({"declared": declared, **row.drop("lead").to_dict(), "note": note})
     robustness = table.drop(index=list(used)).drop(columns="lead").reset_index(drop=True)
     columns = ["hypothesis", "declared", "test", "model", "estimate", "p", "note"]
     return pd.DataFrame(primary, columns=columns), robustness
