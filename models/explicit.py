@@ -26,7 +26,7 @@ from tracktale.item import Item
 from tracktale.models.sampling import sample_seed
 from tracktale.models.task_options import TaskOptions, TaskRow
 from tracktale.models.tokens import use_chat_format
-from tracktale.schema.results import ExplicitResult, check_record, field_names
+from tracktale.schema.results import ExplicitResult, UsedPromptFormat, check_record, field_names
 from tracktale.scorer import Generation, GenerationRequest, Scorer
 
 if TYPE_CHECKING:
@@ -39,7 +39,9 @@ def _paradigm(item: Item) -> Paradigm:
     return get_paradigm(item.paradigm)
 
 
-def _request(item: Item, scorer: Scorer, options: TaskOptions) -> tuple[GenerationRequest, str]:
+def _request(
+    item: Item, scorer: Scorer, options: TaskOptions
+) -> tuple[GenerationRequest, UsedPromptFormat]:
     """The item's generation request, and the prompt format it uses (``plain``/``chat``)."""
     has_template = bool(scorer.info.details.get("has_chat_template"))
     if options.prompt_format == "chat" and not item.messages:
@@ -72,19 +74,21 @@ def explicit_rows(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -
         judged = [dict(paradigm.score_response(item, sample.generation.text)) for sample in outputs]
         _check_parts(scorer, paradigm, judged, [dict(s.generation.details) for s in outputs])
         first = outputs[0]
-        scores = {
-            **judged[0],
-            "correct": bool(judged[0]["correct"]),
-            "output": first.generation.text,
-            "prompt_format": prompt_format,
-            "prompt_format_requested": options.prompt_format,
-            "max_new_tokens": request.max_new_tokens,
-            "chat_template_used": prompt_format == "chat",
-            **_generation_columns(first.generation),
-            **_sampling_columns(options, outputs, judged),
-        }
-        extra = frozenset(judged[0]) | frozenset(first.generation.details)
-        rows.append(TaskRow(scores, extra))
+        result = ExplicitResult(
+            correct=bool(judged[0]["correct"]),
+            chat_template_used=prompt_format == "chat",
+            output=first.generation.text,
+            prompt_format=prompt_format,
+            prompt_format_requested=options.prompt_format,
+            max_new_tokens=request.max_new_tokens,
+            temperature=options.temperature,
+            num_samples=options.num_samples,
+            sampling_seed=options.sampling_seed if options.temperature > 0 else None,
+            sample_seed=first.seed,
+            rerun_truncated=options.rerun_truncated,
+        )
+        result = _with_samples(_with_generation(result, first.generation), options, outputs, judged)
+        rows.append(TaskRow.of(result, {**judged[0], **first.generation.details}))
     return rows
 
 
@@ -185,42 +189,43 @@ def _rerun_budget(scorer: Scorer, options: TaskOptions) -> int:
     return int(context)  # the backend cuts it to what the context leaves after the prompt
 
 
-def _sampling_columns(
-    options: TaskOptions, samples: Sequence[_Sample], judged: Sequence[Mapping[str, Any]]
-) -> dict[str, Any]:
-    """How the row's output was decoded, and every sample where there are several."""
+def _with_samples(
+    result: ExplicitResult,
+    options: TaskOptions,
+    samples: Sequence[_Sample],
+    judged: Sequence[Mapping[str, Any]],
+) -> ExplicitResult:
+    """How the row's output was decoded beyond its settings, and every sample of several."""
     first = samples[0]
-    columns: dict[str, Any] = {
-        "temperature": options.temperature,
-        "num_samples": options.num_samples,
-        "sampling_seed": options.sampling_seed if options.temperature > 0 else None,
-        "sample_seed": first.seed,
-        "rerun_truncated": options.rerun_truncated,
-    }
     if options.rerun_truncated:
-        columns |= {
-            "truncated": first.truncated or first.first_pass is not None,
-            "rerun": first.first_pass is not None,
-            "rerun_max_new_tokens": options.rerun_max_new_tokens,
-            "output_first_pass": first.first_pass,
-        }
+        result = dataclasses.replace(
+            result,
+            truncated=first.truncated or first.first_pass is not None,
+            rerun=first.first_pass is not None,
+            rerun_max_new_tokens=options.rerun_max_new_tokens,
+            output_first_pass=first.first_pass,
+        )
     if options.num_samples > 1:
-        columns["sample_outputs"] = [sample.generation.text for sample in samples]
-        columns["sample_correct"] = [bool(scores["correct"]) for scores in judged]
-    return columns
+        result = dataclasses.replace(
+            result,
+            sample_outputs=[sample.generation.text for sample in samples],
+            sample_correct=[bool(scores["correct"]) for scores in judged],
+        )
+    return result
 
 
-def _generation_columns(generation: Generation) -> dict[str, Any]:
-    """What a backend reports beyond the text: token log-probabilities, finish reason, usage."""
-    columns: dict[str, Any] = dict(generation.details)
-    if generation.finish_reason is not None:
-        columns["finish_reason"] = generation.finish_reason
+def _with_generation(result: ExplicitResult, generation: Generation) -> ExplicitResult:
+    """What a backend reports beyond the text: token log-probabilities, finish reason."""
+    result = dataclasses.replace(result, finish_reason=generation.finish_reason)
     if generation.logprobs:
-        columns["output_logprob"] = math.fsum(generation.logprobs)
-        columns["output_n_tokens"] = len(generation.logprobs)
-        columns["output_tokens"] = list(generation.tokens)
-        columns["output_logprobs"] = list(generation.logprobs)
-    return columns
+        result = dataclasses.replace(
+            result,
+            output_logprob=math.fsum(generation.logprobs),
+            output_n_tokens=len(generation.logprobs),
+            output_tokens=list(generation.tokens),
+            output_logprobs=list(generation.logprobs),
+        )
+    return result
 
 
 def generation_budget(options: TaskOptions, item: Item, paradigm_default: int) -> int:

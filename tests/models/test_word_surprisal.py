@@ -253,7 +253,7 @@ def test_the_sequence_task_keeps_naive_as_an_option(model_dirs, stimulus_set):
     )[0].scores
     corrected = score_items(scorer, [item], "sequence", stimulus_sha256="x")[0].scores
     # naive: the earlier values (no start token: the first word unscored), method per word
-    assert naive["word_start_token"] is None and naive["word_surprisals"][0] is None
+    assert naive.get("word_start_token") is None and naive["word_surprisals"][0] is None
     assert naive["word_methods"] == ["unscored"] + ["naive"] * (len(naive["words"]) - 1)
     assert naive["word_surprisals"] == naive["word_surprisals_naive"]
     assert corrected["word_start_token"] == "<|endoftext|>"

@@ -182,6 +182,10 @@ class ImplicitResult(JudgedResult):
     calibrated: bool
 
 
+UsedPromptFormat = Literal["plain", "chat"]
+"""How an explicit prompt was given to the model (the request may say ``auto``)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class ExplicitResult(JudgedResult):
     """The explicit task: a generated answer, judged by the paradigm's ``score_response``.
@@ -215,7 +219,7 @@ class ExplicitResult(JudgedResult):
     """
 
     output: Annotated[str, CARRIED]
-    prompt_format: Annotated[Literal["plain", "chat"], CARRIED]
+    prompt_format: Annotated[UsedPromptFormat, CARRIED]
     prompt_format_requested: str
     max_new_tokens: int
     temperature: float
