@@ -92,7 +92,7 @@ def word_by_word_welcome(welcome: list[str], reading_ms: int, mode: str, redo: b
     if mode == "maze":
         how = (
             "Each story is read one word at a time: two words appear side by side, and you "
-            "choose the one that continues the story, E for the left word, I for the right one. "
+            "choose the one that continues the sentence, E for the left word, I for the right one. "
             + ("After a wrong choice, choose again." if redo else
                "Choose quickly but carefully: a wrong choice ends the story there.")
         )  # fmt: skip
