@@ -20,6 +20,7 @@ from tracktale.analysis.report.context import (
     FigureTemplate,
     GlmerTest,
     Inference,
+    InteractionTest,
 )
 from tracktale.analysis.stats.glm import RECENCY_COLUMNS, TASK_CODINGS, Recency, TaskCoding
 from tracktale.errors import TracktaleError
@@ -146,6 +147,15 @@ def analysis() -> None:
     "null).",
 )
 @click.option(
+    "--interaction-test",
+    type=click.Choice(get_args(InteractionTest)),
+    default="glm-2way",
+    show_default=True,
+    help="Primary test of task x complexity: the two-way GLM's term (t, SE floor; it held "
+    "its rate in the null benchmarks, with or without R) or the leading model's (glmer with "
+    "the ladder where R has lme4; not yet benchmarked at scale).",
+)
+@click.option(
     "--two-way-se",
     type=click.Choice(["max", "cgm"]),
     default="max",
@@ -244,6 +254,7 @@ def report(
     recency_sesoi: float,
     bayes: bool,
     complexity_statistic: ComplexityStatistic,
+    interaction_test: InteractionTest,
     two_way_se: str,
     accuracy_interval: AccuracyInterval,
     calibrated: bool,
@@ -295,6 +306,7 @@ def report(
         recency_sesoi=recency_sesoi,
         bayes=bayes,
         complexity_statistic=complexity_statistic,
+        interaction_test=interaction_test,
         value="correct_calibrated" if calibrated else "correct",
         models=model_ids or None,
         templates=templates or None,

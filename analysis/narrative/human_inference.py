@@ -282,7 +282,8 @@ def _primary(out: HumanInference, save, options: Any) -> None:
     """One primary p per hypothesis first; every other p of those hypotheses as robustness."""
     from tracktale.analysis.stats.primary import primary_tables
 
-    primary, robustness = primary_tables(out.fits, out.method)
+    interaction_test = getattr(options, "interaction_test", "glm-2way")
+    primary, robustness = primary_tables(out.fits, out.method, interaction_test)
     out.html.append(
         "<p>One declared primary test per hypothesis (complexity, task x complexity, "
         "recency); the other tests of the same hypotheses follow as robustness checks, not "

@@ -39,6 +39,8 @@ AccuracyInterval = Literal["two-way", "bootstrap", "wilson"]
 """Intervals of human accuracy (``--accuracy-interval``)."""
 ComplexityStatistic = Literal["logit-two-way", "score"]
 """The complexity permutation test's statistic (``--complexity-statistic``)."""
+InteractionTest = Literal["glm-2way", "lead"]
+"""The interaction's primary test (``--interaction-test``)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,9 @@ class ReportOptions:
         complexity_statistic: The complexity permutation test's statistic: ``logit-two-way``
             (:mod:`tracktale.analysis.stats.logit_permutation`) or ``score`` (the default
             before issue 29's second pass).
+        interaction_test: The task x complexity interaction's primary test: ``glm-2way``
+            (the two-way GLM's term, t with the SE floor; benchmarked, whatever leads) or
+            ``lead`` (the leading model's term: glmer's where R has lme4).
         recency_sesoi: The smallest recency effect of interest (percentage points per focus
             position): the bounds of recency's equivalence test and Bayesian estimate.
         bayes: Also fit the recency model with brms (:mod:`~tracktale.analysis.stats.bayes`).
@@ -96,6 +101,7 @@ class ReportOptions:
     two_way_floor: bool = True
     permutations: int = 9999
     complexity_statistic: ComplexityStatistic = "logit-two-way"
+    interaction_test: InteractionTest = "glm-2way"
     recency_sesoi: float = 3.0
     bayes: bool = False
     value: ValueColumn = "correct"

@@ -36,3 +36,36 @@ def test_points_are_the_logistic_slope_at_the_mean_accuracy(recency_fit):
 
 def test_three_hypotheses_have_one_declared_primary_test_each():
     assert list(PRIMARY_TESTS) == ["complexity", "interaction", "recency"]
+
+
+def _fit(b: float, p: float):
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    table = pd.DataFrame(
+        {"term": ["complexity_c", "task_s", "complexity_c:task_s"], "b": b, "p": [p, p, p]}
+    )
+    return SimpleNamespace(table=table, fixed=table)
+
+
+def test_the_interaction_primary_is_the_two_way_glm_even_where_glmer_leads():
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from tracktale.analysis.stats.primary import primary_tables
+
+    mixed = SimpleNamespace(
+        fits={"model 1": _fit(0.3, 0.01)}, ladders=True, random="maximal",
+        lrt=pd.DataFrame(columns=["test", "p"]),
+    )  # fmt: skip
+    fits = {"glm2way_complexity": _fit(0.2, 0.2), "glm_complexity": _fit(0.1, 0.3), "mixed": mixed}
+    primary, robustness = primary_tables(fits, "glmer")
+    row = primary.set_index("hypothesis").loc["interaction"]
+    assert row["test"] == "GLM, two-way clustered" and row["p"] == 0.2
+    assert "glmer (maximal, ladder)" in set(robustness["test"])
+    primary, _ = primary_tables(fits, "glmer", interaction_test="lead")
+    row = primary.set_index("hypothesis").loc["interaction"]
+    assert row["test"] == "glmer (maximal, ladder)" and row["p"] == 0.01
+    assert row["declared"] == "the leading model's interaction term"
