@@ -76,6 +76,24 @@ def _simulation_options(command: Any, richer: bool = False) -> Any:
     return command
 
 
+PRIMARY_TERMS = ("complexity_c", "complexity_c:task_s", "recency_c")
+"""The terms of the report's primary tests, all on the two-way GLM or its permutations."""
+
+
+def _method(method: str, term: str) -> str:
+    """``auto``: the model the report's primary test of ``term`` uses; else ``method``, checked.
+
+    The primary tests of complexity and recency permute items (glm-2way's p is counted with
+    ``--permutations 0``) and the interaction's is the two-way GLM's term whatever model leads
+    the report, so fitting glmer for them would count another test than the report's.
+    """
+    from tracktale.analysis.stats.inference import resolve_method
+
+    if method == "auto" and term in PRIMARY_TERMS:
+        return "glm-2way"
+    return resolve_method(method)
+
+
 def _params(values: dict[str, Any]) -> Any:
     from tracktale.analysis.power.simulate import SimulationParams
 
@@ -146,8 +164,10 @@ def _params(values: dict[str, Any]) -> Any:
     type=click.Choice(["auto", "glm", "glm-2way", "glmer"]),
     default="auto",
     show_default=True,
-    help="The model fitted to each simulated study (auto: the report's default, glmer where R "
-    "has lme4, else glm-2way; glm: the paper's participant-clustered GLM).",
+    help="The model fitted to each simulated study (auto: the one behind the report's primary "
+    "test of --term: glm-2way for complexity_c, the interaction and recency_c, whose primary "
+    "tests are the item permutations and the two-way GLM; for task_s glmer where R has lme4, "
+    "else glm-2way; glm: the paper's participant-clustered GLM).",
 )
 @click.option(
     "--workers",
@@ -198,7 +218,7 @@ def power(
     from tracktale.analysis.data.exclusions import ExclusionRules
     from tracktale.analysis.power.design import PowerSettings, power_figure, simulate_power
     from tracktale.analysis.report.tables import format_cell, save_table
-    from tracktale.analysis.stats.inference import METHOD_LABELS, resolve_method
+    from tracktale.analysis.stats.inference import METHOD_LABELS
 
     try:
         size_list = [int(part) for part in sizes.split(",") if part.strip()]
@@ -224,7 +244,7 @@ def power(
         recency="focus" if with_recency else None,
         rules=None if no_exclusions else ExclusionRules(),
         seed=seed,
-        method=resolve_method(method),
+        method=_method(method, term),
         workers=workers,
         glmer_test=glmer_test,
         permutations=permutations,

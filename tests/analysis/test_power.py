@@ -179,3 +179,14 @@ def test_the_sizes_that_reach_80_and_90_percent_power_are_read_off_the_table():
 
     table = pd.DataFrame({"participants": [24, 48, 96], "power": [0.5, 0.85, 0.88]})
     assert sizes_for_power(table) == {0.8: 48, 0.9: None}
+
+
+def test_auto_fits_the_model_behind_the_reports_primary_test_of_the_term(monkeypatch):
+    import tracktale.analysis.stats.lme4 as lme4
+    from tracktale.analysis.power.cli import _method
+
+    monkeypatch.setattr(lme4, "lme4_available", lambda: True)
+    for term in ("complexity_c", "complexity_c:task_s", "recency_c"):
+        assert _method("auto", term) == "glm-2way"
+    assert _method("auto", "task_s") == "glmer"  # no primary test: the report's lead
+    assert _method("glmer", "complexity_c:task_s") == "glmer"  # asked for, kept
