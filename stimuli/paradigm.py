@@ -189,8 +189,12 @@ class Paradigm(abc.ABC):
         """The item's design cell, e.g. ``main/standard/C3.F1``, for counts and summaries."""
 
     @abc.abstractmethod
-    def score_response(self, item: Item, response: str) -> dict[str, Any]:
-        """Score a free-text response to the explicit probe: the fields of :attr:`judgement`."""
+    def score_response(self, item: Item, response: str) -> Judgement:
+        """Score a free-text response to the explicit probe: an instance of :attr:`judgement`.
+
+        Built as the paradigm's own judgement class (a subclass narrows the return type), so
+        the type checker names a misspelt or missing field where the judgement is written.
+        """
 
     def import_set(self, source: Path, design: Path) -> StimulusSet:
         """Import a set from the researcher's files (an importer's; a generator has none).

@@ -174,7 +174,7 @@ class BoxesStudy(HumanStudy):
         from tracktale.stimuli.registry import get_paradigm
 
         text = answer_from_grid(item, response)
-        correct = bool(get_paradigm(self.paradigm).score_response(item, text)["correct"])
+        correct = get_paradigm(self.paradigm).score_response(item, text).correct
         return ScoredResponse(text, correct, correct)
 
     def practice_feedback(
