@@ -125,8 +125,9 @@ class Paradigm(abc.ABC):
     stop_sequences: tuple[str, ...] = ()
     """Strings that end a generated answer (the text from the first one on is cut off)."""
     judgement: ClassVar[type[Judgement]] = Judgement
-    """The record :meth:`score_response` fills (``correct`` and the paradigm's own keys): the
-    explicit task checks every judgement against it, and the results store types its columns."""
+    """The record :meth:`score_response` builds and returns (``correct`` and the paradigm's own
+    fields): the explicit task checks every judgement against it, and the results store types
+    its columns."""
     source: ClassVar[Literal["generator", "importer"]] = "generator"
     """Where the items come from: generated from a seed and options (``tracktale stimuli
     generate``), or imported from the researcher's files (``tracktale stimuli import``)."""
