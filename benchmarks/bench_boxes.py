@@ -8,6 +8,7 @@ Run: .venv/bin/python benchmarks/bench_boxes.py
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import time
@@ -76,7 +77,9 @@ def main(repeats: int = 3) -> None:
 
     seconds, _ = best_of(repeats, lambda: tables(results))
     print(f"analysis tables of the probing set (no figures), outputs parsed: {seconds:.2f} s")
-    judged = [boxes.score_response(i, o) for i, o in zip(items, outputs, strict=True)]
+    judged = [
+        dataclasses.asdict(boxes.score_response(i, o)) for i, o in zip(items, outputs, strict=True)
+    ]
     stored = pd.concat([results, pd.DataFrame(judged)], axis=1)  # as the explicit task stores
     seconds, _ = best_of(repeats, lambda: tables(stored))
     print(f"analysis tables of the probing set (no figures), stored judgements: {seconds:.2f} s")

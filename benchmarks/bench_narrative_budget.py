@@ -68,9 +68,9 @@ def _replay(paradigm, tokenizer, outputs, stops, budget: int) -> str:
         if answer == text and len(ids) >= budget and (finish == "length" or len(ids) > budget):
             hit += 1
         judged = paradigm.score_response(item, answer)
-        contains += judged["correct"]
-        several += judged["several_answers"]
-        one += judged["correct"] and not judged["several_answers"]
+        contains += judged.correct
+        several += judged.several_answers
+        one += judged.correct and not judged.several_answers
     n = len(outputs)
     return (
         f"stops={stops!r:12} budget {budget:2}: hit budget {hit}/{n} ({100 * hit / n:.0f}%), "

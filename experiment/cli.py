@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from tracktale.choices import LiveChoice
 from tracktale.errors import TracktaleError
 from tracktale.experiment.paradigms import human_study_names
 
@@ -26,7 +27,7 @@ PUBLIC_URL_OPTION = click.option(
 )
 PARADIGM_OPTION = click.option(
     "--paradigm",
-    type=click.Choice(human_study_names()),
+    type=LiveChoice(human_study_names),
     default=None,
     help="Which paradigm's human study [default: the study file's, else narrative]; without "
     "--study, that study's defaults (its study_id, stimuli and time limits).",

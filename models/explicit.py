@@ -26,7 +26,13 @@ from tracktale.item import Item
 from tracktale.models.sampling import sample_seed
 from tracktale.models.task_options import TaskOptions, TaskRow
 from tracktale.models.tokens import use_chat_format
-from tracktale.schema.results import ExplicitResult, UsedPromptFormat, check_record, field_names
+from tracktale.schema.results import (
+    ExplicitResult,
+    Judgement,
+    UsedPromptFormat,
+    check_record,
+    field_names,
+)
 from tracktale.scorer import Generation, GenerationRequest, Scorer
 
 if TYPE_CHECKING:
@@ -71,11 +77,13 @@ def explicit_rows(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -
     rows = []
     for item, (request, prompt_format), outputs in zip(items, prepared, samples, strict=True):
         paradigm = _paradigm(item)
-        judged = [dict(paradigm.score_response(item, sample.generation.text)) for sample in outputs]
-        _check_parts(scorer, paradigm, judged, [dict(s.generation.details) for s in outputs])
+        judged = [paradigm.score_response(item, sample.generation.text) for sample in outputs]
+        rows_judged = _check_parts(
+            scorer, paradigm, judged, [dict(s.generation.details) for s in outputs]
+        )
         first = outputs[0]
         result = ExplicitResult(
-            correct=bool(judged[0]["correct"]),
+            correct=judged[0].correct,
             chat_template_used=prompt_format == "chat",
             output=first.generation.text,
             prompt_format=prompt_format,
@@ -88,34 +96,48 @@ def explicit_rows(scorer: Scorer, items: Sequence[Item], options: TaskOptions) -
             rerun_truncated=options.rerun_truncated,
         )
         result = _with_samples(_with_generation(result, first.generation), options, outputs, judged)
-        rows.append(TaskRow.of(result, {**judged[0], **first.generation.details}))
+        rows.append(TaskRow.of(result, {**rows_judged[0], **first.generation.details}))
     return rows
 
 
 def _check_parts(
     scorer: Scorer,
     paradigm: Paradigm,
-    judged: Sequence[Mapping[str, Any]],
+    judged: Sequence[Judgement],
     details: Sequence[Mapping[str, Any]],
-) -> None:
+) -> list[dict[str, Any]]:
     """Check each sample's judgement against the paradigm's record, its details the backend's.
 
+    The judgement is built as the paradigm's record (the type checker sees its fields); the
+    values are still checked here, since a dataclass does not check them when it is built.
+
+    Returns:
+        Each sample's judgement as the row's columns (its fields in declaration order).
+
     Raises:
-        TracktaleError: For a key that shadows a field of the task's own rows, or one that the
-            record does not declare or that has the wrong type.
+        TracktaleError: For a judgement that is not the paradigm's record, a key that shadows a
+            field of the task's own rows, or one that the record does not declare or that has
+            the wrong type.
     """
+    judge = f"the explicit task: the {paradigm.name} paradigm's judgement"
+    for judgement in judged:
+        if not isinstance(judgement, paradigm.judgement):
+            raise TracktaleError(
+                f"{judge} is a {type(judgement).__name__}, not its {paradigm.judgement.__name__}"
+            )
+    rows = [dataclasses.asdict(judgement) for judgement in judged]
     declared = set(field_names(ExplicitResult))
-    for name in [*judged[0], *details[0]]:
+    for name in [*rows[0], *details[0]]:
         if name in declared and name != "correct":
             raise TracktaleError(
                 f"{paradigm.name}: {name!r} is a field of the explicit task's rows; a "
                 "paradigm's judgement or a backend's details cannot hold it"
             )
-    judge = f"the explicit task: the {paradigm.name} paradigm's judgement"
     report = f"the explicit task: the {scorer.info.backend} backend's generation details"
-    for judgement, detail in zip(judged, details, strict=True):
-        check_record(paradigm.judgement, judgement, writer=judge)
+    for row, detail in zip(rows, details, strict=True):
+        check_record(paradigm.judgement, row, writer=judge)
         check_record(type(scorer).generation_details, detail, writer=report)
+    return rows
 
 
 @dataclass(frozen=True)
@@ -164,7 +186,7 @@ def _rerun(
         index
         for index, (sample, item) in enumerate(zip(samples, owners, strict=True))
         if sample.generation.finish_reason == "length"
-        and not _paradigm(item).score_response(item, sample.generation.text)["correct"]
+        and not _paradigm(item).score_response(item, sample.generation.text).correct
     ]
     reruns = scorer.generate_detailed(
         [dataclasses.replace(flat[index], max_new_tokens=budget) for index in again]
@@ -193,7 +215,7 @@ def _with_samples(
     result: ExplicitResult,
     options: TaskOptions,
     samples: Sequence[_Sample],
-    judged: Sequence[Mapping[str, Any]],
+    judged: Sequence[Judgement],
 ) -> ExplicitResult:
     """How the row's output was decoded beyond its settings, and every sample of several."""
     first = samples[0]
@@ -209,7 +231,7 @@ def _with_samples(
         result = dataclasses.replace(
             result,
             sample_outputs=[sample.generation.text for sample in samples],
-            sample_correct=[bool(scores["correct"]) for scores in judged],
+            sample_correct=[judgement.correct for judgement in judged],
         )
     return result
 

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from tracktale.choices import LiveChoice
 from tracktale.errors import TracktaleError
 from tracktale.item import Item
 from tracktale.settings import data_dir
@@ -104,26 +105,46 @@ def _parse_value(option: Option, raw: Any) -> Any:
 
 
 class _GenerateCommand(click.Command):
-    """``generate``, whose paradigm options are gathered from the registry when it is built."""
+    """``generate``, whose paradigm options are gathered from the registry when it runs.
+
+    Gathered again whenever the generating paradigms are not those it last gathered them for
+    (a paradigm registered after the command line was imported brings its options along).
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.declared = list(self.params)
+        self.protocol_help = next(p.help for p in self.params if p.name == "protocol")
+        self.gathered_for: tuple[str, ...] | None = None
+        self.paradigm_options: dict[str, tuple[Option, list[str]]] = {}
+        self.gather()
+
+    def gather(self) -> None:
+        """The paradigm options and protocol presets of the generating paradigms now."""
+        names = _sourced("generator")
+        if names == self.gathered_for:
+            return
         self.paradigm_options = _paradigm_options()
-        presets = "; ".join(
-            f"{name}: {', '.join(get_paradigm(name).protocols)}" for name in _sourced("generator")
-        )
-        for param in self.params:
+        presets = "; ".join(f"{name}: {', '.join(get_paradigm(name).protocols)}" for name in names)
+        for param in self.declared:
             if param.name == "protocol":
-                param.help = f"{param.help} Presets by paradigm ({presets})."
-        self.params.extend(
-            _click_option(option, owners) for option, owners in self.paradigm_options.values()
-        )
+                param.help = f"{self.protocol_help} Presets by paradigm ({presets})."
+        self.params = [
+            *self.declared,
+            *(_click_option(option, owners) for option, owners in self.paradigm_options.values()),
+        ]
+        self.gathered_for = names
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        """The declared options and the paradigms' options, gathered anew if need be."""
+        self.gather()
+        return super().get_params(ctx)
 
 
 @stimuli.command(cls=_GenerateCommand)
 @click.option(
     "--paradigm",
-    type=click.Choice(_sourced("generator")),
+    type=LiveChoice(lambda: _sourced("generator")),
     default=DEFAULT_PARADIGM,
     show_default=True,
     help="Which paradigm to generate.",
@@ -324,7 +345,7 @@ def export_csv(directory: Path, out_file: Path | None) -> None:
 )
 @click.option(
     "--paradigm",
-    type=click.Choice(_sourced("importer")),
+    type=LiveChoice(lambda: _sourced("importer")),
     default=_sourced("importer")[0],
     show_default=True,
     help="The paradigm that imports the table.",
@@ -357,7 +378,7 @@ def _export_formats() -> tuple[str, ...]:
     "--format",
     "fmt",
     required=True,
-    type=click.Choice(_export_formats()),
+    type=LiveChoice(_export_formats),
     help="The format to write (what the set's paradigm exports).",
 )
 @click.option(

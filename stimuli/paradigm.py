@@ -125,8 +125,9 @@ class Paradigm(abc.ABC):
     stop_sequences: tuple[str, ...] = ()
     """Strings that end a generated answer (the text from the first one on is cut off)."""
     judgement: ClassVar[type[Judgement]] = Judgement
-    """The record :meth:`score_response` fills (``correct`` and the paradigm's own keys): the
-    explicit task checks every judgement against it, and the results store types its columns."""
+    """The record :meth:`score_response` builds and returns (``correct`` and the paradigm's own
+    fields): the explicit task checks every judgement against it, and the results store types
+    its columns."""
     source: ClassVar[Literal["generator", "importer"]] = "generator"
     """Where the items come from: generated from a seed and options (``tracktale stimuli
     generate``), or imported from the researcher's files (``tracktale stimuli import``)."""
@@ -189,8 +190,12 @@ class Paradigm(abc.ABC):
         """The item's design cell, e.g. ``main/standard/C3.F1``, for counts and summaries."""
 
     @abc.abstractmethod
-    def score_response(self, item: Item, response: str) -> dict[str, Any]:
-        """Score a free-text response to the explicit probe: the fields of :attr:`judgement`."""
+    def score_response(self, item: Item, response: str) -> Judgement:
+        """Score a free-text response to the explicit probe: an instance of :attr:`judgement`.
+
+        Built as the paradigm's own judgement class (a subclass narrows the return type), so
+        the type checker names a misspelt or missing field where the judgement is written.
+        """
 
     def import_set(self, source: Path, design: Path) -> StimulusSet:
         """Import a set from the researcher's files (an importer's; a generator has none).

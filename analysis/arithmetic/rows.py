@@ -16,6 +16,7 @@ sample, the row's ``output``, whose judgement the row holds.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -184,7 +185,9 @@ def _rescore(rows: pd.DataFrame, items: dict[str, Any]) -> pd.DataFrame:
     if "output" not in rows.columns:
         raise TracktaleError("the results have neither the score columns nor 'output'")
     scores = [
-        PARADIGM.score_response(items[item_id], output if isinstance(output, str) else "")
+        dataclasses.asdict(
+            PARADIGM.score_response(items[item_id], output if isinstance(output, str) else "")
+        )
         for item_id, output in zip(rows["item_id"], rows["output"], strict=True)
     ]
     scored = pd.DataFrame(scores, index=rows.index)[list(SCORE_COLUMNS)]

@@ -15,6 +15,7 @@ percentile bootstrap intervals:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -149,7 +150,10 @@ def _scores(
         if judgement is not None and len(outputs) == 1:
             every = [judgement]
         else:
-            every = [PARADIGM.score_response(items[item_id], text, rules) for text in outputs]
+            every = [
+                dataclasses.asdict(PARADIGM.score_response(items[item_id], text, rules))
+                for text in outputs
+            ]
         yield {
             **every[0],
             **{name: float(np.mean([s[name] for s in every])) for name in _AVERAGED},

@@ -13,6 +13,7 @@ from tracktale.analysis.cli_options import (
     permutations_option,
     stimulus_sets,
 )
+from tracktale.choices import LiveChoice
 from tracktale.errors import TracktaleError
 from tracktale.stimuli.registry import DEFAULT_PARADIGM, paradigms_with
 
@@ -116,7 +117,7 @@ def _params(values: dict[str, Any]) -> Any:
 )
 @click.option(
     "--paradigm",
-    type=click.Choice([DEFAULT_PARADIGM, *paradigms_with("power")]),
+    type=LiveChoice(lambda: dict.fromkeys([DEFAULT_PARADIGM, *paradigms_with("power")])),
     help="The study simulated (default: the --stimuli set's paradigm; without --stimuli, "
     f"{DEFAULT_PARADIGM}). The others simulate their people's power model: see --test.",
 )

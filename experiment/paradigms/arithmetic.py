@@ -27,10 +27,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.paradigms import HumanStudy
-from tracktale.experiment.paradigms.single_task import practice_then_main, served, simulated_request
+from tracktale.experiment.paradigms.single_task import SingleTaskStudy, served, simulated_request
 from tracktale.experiment.simulation.run import lognormal_ms
-from tracktale.experiment.study.design import LIST_IDS, DesignConfig, PlannedTrial, SessionPlan
+from tracktale.experiment.study.design import LIST_IDS, DesignConfig, PlannedTrial
 from tracktale.experiment.study.instructions import session_screens
 from tracktale.experiment.study.scoring import ScoredResponse
 from tracktale.item import Item
@@ -99,10 +98,13 @@ def procedure_text(item: Item) -> tuple[str, str]:
     return "\n".join(lines[1:-2]), lines[-1]
 
 
-class ArithmeticStudy(HumanStudy):
+class ArithmeticStudy(SingleTaskStudy):
     """Arithmetic procedures for people (see the module docstring)."""
 
     paradigm = "arithmetic"
+    task = TASK
+    order_stream = "|arithmetic"
+    missing_practice_hint = " (use the arithmetic human protocol)"
     study_id = "arithmetic-procedures"
     title = "Following step-by-step calculations"
     timing = {"reading_ms": 30_000, "response_ms": 240_000, "feedback_ms": 15_000}
@@ -118,27 +120,18 @@ class ArithmeticStudy(HumanStudy):
         "debrief": "arithmetic_debrief",
     }
 
-    def check_stimuli(self, stimulus_set: StimulusSet, design: DesignConfig, where: str) -> None:
-        """Arithmetic items with references, enough practice, every list buildable."""
-        for item in stimulus_set:
-            if not isinstance(item.truth, Mapping) or "reference" not in item.truth:
-                raise TracktaleError(f"{where}: item {item.item_id} has no arithmetic reference")
-            procedure_text(item)
-        for list_id in LIST_IDS:
-            self.build_session(stimulus_set, list_id, 0, design)
+    def item_problem(self, item: Item) -> str | None:
+        """An item without its reference (one whose procedure does not parse raises)."""
+        if not isinstance(item.truth, Mapping) or "reference" not in item.truth:
+            return "has no arithmetic reference"
+        procedure_text(item)
+        return None
 
-    def build_session(
-        self, stimulus_set: StimulusSet, list_id: str, session_seed: int, design: DesignConfig
-    ) -> SessionPlan:
-        """Practice block (block 0), then the list's main trials in a random order (block 1)."""
-        return practice_then_main(
-            stimulus_set,
-            list_items(stimulus_set, list_id),
-            TASK,
-            (list_id, session_seed, design),
-            stream="|arithmetic",
-            missing_hint=" (use the arithmetic human protocol)",
-        )
+    def main_items(
+        self, stimulus_set: StimulusSet, list_id: str, design: DesignConfig
+    ) -> list[Item]:
+        """The list's main items (:func:`list_items`)."""
+        return list_items(stimulus_set, list_id)
 
     def served_content(self, item: Item, planned: PlannedTrial) -> dict[str, Any]:
         """The get-ready text, and the procedure with its inputs (never the result)."""
@@ -158,23 +151,13 @@ class ArithmeticStudy(HumanStudy):
         chosen = sorted({round(i * steps / (count + 1)) for i in range(1, count + 1)})
         return [assigned[step - 1] for step in chosen if 1 <= step < steps]
 
-    def score_trial(
-        self, item: Item, planned: PlannedTrial, response: str | None, rule: str
-    ) -> ScoredResponse:
-        """FAA of the typed value, by the paradigm's model scorer (``rule`` does not apply)."""
-        if response is None:
-            return ScoredResponse(None, False, False)
+    def score_answer(self, item: Item, response: str) -> ScoredResponse:
+        """FAA of the typed value, by the paradigm's model scorer."""
         from tracktale.stimuli.arithmetic.typed import score_typed_answer
         from tracktale.stimuli.registry import get_paradigm
 
         correct = bool(score_typed_answer(get_paradigm(self.paradigm), item, response)["correct"])
         return ScoredResponse(response, correct, correct)
-
-    def practice_feedback(
-        self, item: Item, planned: PlannedTrial, correct: bool, timed_out: bool
-    ) -> dict[str, Any]:
-        """The verdict and the value the procedure returns."""
-        return {"correct": correct, "timed_out": timed_out, "answer": item.answer}
 
     def instructions(self, reading_ms: int, response_ms: int, source: str) -> dict[str, Any]:
         """Plain-language instructions (see :func:`instruction_texts`)."""

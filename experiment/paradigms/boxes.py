@@ -29,10 +29,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracktale.errors import TracktaleError
-from tracktale.experiment.paradigms import HumanStudy
-from tracktale.experiment.paradigms.single_task import practice_then_main, served, simulated_request
+from tracktale.experiment.paradigms.single_task import SingleTaskStudy, served, simulated_request
 from tracktale.experiment.simulation.run import lognormal_ms
-from tracktale.experiment.study.design import LIST_IDS, DesignConfig, PlannedTrial, SessionPlan
+from tracktale.experiment.study.design import LIST_IDS, DesignConfig, PlannedTrial
 from tracktale.experiment.study.instructions import _seconds as seconds_text
 from tracktale.experiment.study.instructions import instructions
 from tracktale.experiment.study.scoring import ScoredResponse
@@ -117,10 +116,11 @@ def list_items(stimulus_set: StimulusSet, list_id: str, seed: int) -> list[Item]
     return chosen
 
 
-class BoxesStudy(HumanStudy):
+class BoxesStudy(SingleTaskStudy):
     """Box/key state tracking for people (see the module docstring)."""
 
     paradigm = "boxes"
+    task = TASK
     study_id = "boxes-state-tracking"
     title = "Keeping track of boxes and keys"
     timing = {"reading_ms": 150_000, "response_ms": 90_000, "feedback_ms": 15_000}
@@ -135,25 +135,22 @@ class BoxesStudy(HumanStudy):
         "debrief": "boxes_debrief",
     }
 
-    def check_stimuli(self, stimulus_set: StimulusSet, design: DesignConfig, where: str) -> None:
-        """Boxes ground truth on every item, enough practice, every list buildable."""
-        for item in stimulus_set:
-            if not isinstance(item.truth, Mapping) or "queried" not in item.truth:
-                raise TracktaleError(f"{where}: item {item.item_id} has no boxes ground truth")
-            if item.condition.get("probe_step") != item.condition.get("n_steps"):
-                raise TracktaleError(
-                    f"{where}: item {item.item_id} probes an intermediate step; the human "
-                    "study asks after the last step only (--probe final)"
-                )
-        for list_id in LIST_IDS:
-            self.build_session(stimulus_set, list_id, 0, design)
+    def item_problem(self, item: Item) -> str | None:
+        """An item without boxes ground truth, or probing a step before the last."""
+        if not isinstance(item.truth, Mapping) or "queried" not in item.truth:
+            return "has no boxes ground truth"
+        if item.condition.get("probe_step") != item.condition.get("n_steps"):
+            return (
+                "probes an intermediate step; the human study asks after the last step only "
+                "(--probe final)"
+            )
+        return None
 
-    def build_session(
-        self, stimulus_set: StimulusSet, list_id: str, session_seed: int, design: DesignConfig
-    ) -> SessionPlan:
-        """Practice block (block 0), then the list's main trials in a random order (block 1)."""
-        main = list_items(stimulus_set, list_id, design.seed)
-        return practice_then_main(stimulus_set, main, TASK, (list_id, session_seed, design))
+    def main_items(
+        self, stimulus_set: StimulusSet, list_id: str, design: DesignConfig
+    ) -> list[Item]:
+        """The list's main items (:func:`list_items`)."""
+        return list_items(stimulus_set, list_id, design.seed)
 
     def served_content(self, item: Item, planned: PlannedTrial) -> dict[str, Any]:
         """The steps to read, and the grid's parameters (the queried states, in order)."""
@@ -165,16 +162,12 @@ class BoxesStudy(HumanStudy):
         }
         return served(item, planned, shown_text(item), parameters)
 
-    def score_trial(
-        self, item: Item, planned: PlannedTrial, response: str | None, rule: str
-    ) -> ScoredResponse:
+    def score_answer(self, item: Item, response: str) -> ScoredResponse:
         """Write the grid out in the model's answer format and score it (Step-EM)."""
-        if response is None:
-            return ScoredResponse(None, False, False)
         from tracktale.stimuli.registry import get_paradigm
 
         text = answer_from_grid(item, response)
-        correct = bool(get_paradigm(self.paradigm).score_response(item, text)["correct"])
+        correct = get_paradigm(self.paradigm).score_response(item, text).correct
         return ScoredResponse(text, correct, correct)
 
     def practice_feedback(

@@ -295,7 +295,7 @@ class ItemsStudy(HumanStudy):
         from tracktale.stimuli.registry import get_paradigm
 
         text = response.strip()[:MAX_TYPED_LENGTH]
-        correct = bool(get_paradigm(self.paradigm).score_response(item, text)["correct"])
+        correct = get_paradigm(self.paradigm).score_response(item, text).correct
         return ScoredResponse(text, correct, correct)
 
     def practice_feedback(
@@ -423,7 +423,7 @@ class ItemsStudy(HumanStudy):
         stimuli, _, _ = self._bound()
         judge = get_paradigm(self.paradigm).score_response
         others = sorted({other.answer for other in stimuli if other.answer} - set(accepted))
-        wrong = [answer for answer in others if not judge(item, answer)["correct"]]
+        wrong = [answer for answer in others if not judge(item, answer).correct]
         return rng.choice(wrong) if wrong else "?"
 
 

@@ -3,17 +3,21 @@
 Their sessions have one shape: a practice block (block 0), then the list's main trials in a
 random order (block 1), all of one task; every trial is served with the same head fields
 before its paradigm's own; and a simulated participant's request carries the same times,
-screen and attention counts around the paradigm's answer.
+screen and attention counts around the paradigm's answer. :class:`SingleTaskStudy` declares
+that shape once, so that a new paradigm's study with one task writes only what is its own.
 """
 
 from __future__ import annotations
 
+import abc
 import random
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from tracktale.errors import TracktaleError
+from tracktale.experiment.paradigms import HumanStudy
 from tracktale.experiment.study.design import DesignConfig, PlannedTrial, SessionPlan
+from tracktale.experiment.study.scoring import ScoredResponse
 from tracktale.item import Item
 from tracktale.stimulus_set import StimulusSet
 
@@ -111,3 +115,72 @@ def simulated_request(
         "blur_count": int(rng.random() < 0.03),
         "hidden_count": int(rng.random() < 0.02),
     }
+
+
+class SingleTaskStudy(HumanStudy):
+    """A human study of one trial task: practice with feedback, then the main trials.
+
+    Its sessions are :func:`practice_then_main` over :meth:`main_items`; its stimuli are
+    checked item by item (:meth:`item_problem`) and by building every list; an unanswered
+    trial is wrong and an answer is judged by :meth:`score_answer`; practice feedback gives
+    the verdict and the item's answer. What remains to a paradigm is what the participant
+    sees and does: :meth:`served_content`, :meth:`score_answer`, :meth:`instructions` and
+    :meth:`behave`.
+    """
+
+    task: ClassVar[str]
+    """The one trial task (``implicit``, ``explicit``, or the paradigm's own)."""
+    order_stream: ClassVar[str] = ""
+    """Appended to the main trials' shuffle seed (:func:`practice_then_main`'s ``stream``)."""
+    missing_practice_hint: ClassVar[str] = ""
+    """Appended to the error of a set with too few practice items."""
+
+    def main_items(
+        self, stimulus_set: StimulusSet, list_id: str, design: DesignConfig
+    ) -> list[Item]:
+        """The main items of list ``list_id`` (by default every main item, on every list)."""
+        return stimulus_set.select(role="main")
+
+    def item_problem(self, item: Item) -> str | None:
+        """What makes ``item`` unfit for the study (``None``: nothing)."""
+        return None
+
+    def check_stimuli(self, stimulus_set: StimulusSet, design: DesignConfig, where: str) -> None:
+        """Every item fit for the study (:meth:`item_problem`), every list buildable."""
+        for item in stimulus_set:
+            problem = self.item_problem(item)
+            if problem is not None:
+                raise TracktaleError(f"{where}: item {item.item_id} {problem}")
+        for list_id in self.list_ids(stimulus_set):
+            self.build_session(stimulus_set, list_id, 0, design)
+
+    def build_session(
+        self, stimulus_set: StimulusSet, list_id: str, session_seed: int, design: DesignConfig
+    ) -> SessionPlan:
+        """Practice (block 0), then the list's main items in a random order (block 1)."""
+        return practice_then_main(
+            stimulus_set,
+            self.main_items(stimulus_set, list_id, design),
+            self.task,
+            (list_id, session_seed, design),
+            stream=self.order_stream,
+            missing_hint=self.missing_practice_hint,
+        )
+
+    def score_trial(
+        self, item: Item, planned: PlannedTrial, response: str | None, rule: str
+    ) -> ScoredResponse:
+        """An unanswered trial is wrong; an answer is judged by :meth:`score_answer`."""
+        if response is None:
+            return ScoredResponse(None, False, False)
+        return self.score_answer(item, response)
+
+    @abc.abstractmethod
+    def score_answer(self, item: Item, response: str) -> ScoredResponse:
+        """The stored response and its judgement (by the paradigm's ``score_response``, say)."""
+
+    def practice_feedback(
+        self, item: Item, planned: PlannedTrial, correct: bool, timed_out: bool
+    ) -> dict[str, Any]:
+        """The verdict and the item's answer."""
+        return {"correct": correct, "timed_out": timed_out, "answer": item.answer}

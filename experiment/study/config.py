@@ -24,7 +24,12 @@ from pydantic import Field
 
 from tracktale.errors import TracktaleError
 from tracktale.ethics import Document, EthicsDetails, fill_document, load_document
-from tracktale.experiment.paradigms import DEFAULT_PARADIGM, get_human_study, human_study_names
+from tracktale.experiment.paradigms import (
+    DEFAULT_PARADIGM,
+    HumanStudy,
+    get_human_study,
+    human_study_names,
+)
 from tracktale.experiment.study.config_schema import (
     Comment,
     commented_yaml,
@@ -95,6 +100,15 @@ REDIRECT_URL = (
     rule(lambda url: "{code}" in url, "must contain {code}"),
     rule(lambda url: url.startswith(("https://", "http://")), "must be an http(s) URL"),
 )
+
+
+def _default_study() -> HumanStudy:
+    """The default paradigm's human study, whose ``study_id`` and title are the defaults.
+
+    Asked of the paradigm's plug-in when a config is built, so that shared code names no
+    paradigm's study (issue 28).
+    """
+    return get_human_study(DEFAULT_PARADIGM)
 
 
 @dataclass(frozen=True)
@@ -221,9 +235,11 @@ class StudyConfig:
 
     paradigm: Annotated[str, PARADIGM_COMMENT] = DEFAULT_PARADIGM
     study_id: Annotated[str, STUDY_ID, Comment("stored with every row; letters, digits, . _ -")] = (
-        "narrative-entity-tracking"
+        field(default_factory=lambda: _default_study().study_id)
     )
-    title: Annotated[str, Comment("the browser tab's title")] = "Reading short stories"
+    title: Annotated[str, Comment("the browser tab's title")] = field(
+        default_factory=lambda: _default_study().title
+    )
     language: Annotated[str, LANGUAGE, LANGUAGE_COMMENT] = "en"
     direction: Annotated[
         Literal["auto", "ltr", "rtl"],

@@ -136,8 +136,9 @@ def score_trial(
     if planned.task == "explicit":
         text = response.strip()[:MAX_TYPED_LENGTH]
         judged = get_paradigm(item.paradigm).score_response(item, text)
-        paper = bool(judged["correct"])
-        several = bool(judged.get("several_answers", False))
+        paper = judged.correct
+        # A paradigm whose judgement counts the answers named (the narrative one) flags several.
+        several = bool(getattr(judged, "several_answers", False))
         correct = paper and not (several and rule == "one-answer")
         return ScoredResponse(text, correct, paper, ("several_answers",) if several else ())
     if response not in SIDES:

@@ -212,7 +212,7 @@ class ArithmeticParadigm(Paradigm):
         """``main/h05/int_1-10_add_lb1``: the role, the horizon, then the dataset."""
         return f"{item.role}/h{item.condition['horizon']:02d}/{item.condition['dataset']}"
 
-    def score_response(self, item: Item, response: str) -> dict[str, Any]:
+    def score_response(self, item: Item, response: str) -> ArithmeticJudgement:
         """The paper's FAA (``correct``), CAA, PAR, AP and SFB for one output.
 
         FAA and CAA are scored against the paper's executor's answer (the columns without a

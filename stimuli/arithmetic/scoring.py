@@ -51,7 +51,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from tracktale.schema.results import Judgement
 from tracktale.stimuli.arithmetic.executor import Number, round3
@@ -150,7 +150,7 @@ def answer_position(
     return 100.0 * index / total if total else 0.0
 
 
-def step_following(generated: int, expected: int) -> str:
+def step_following(generated: int, expected: int) -> Literal["under", "exact", "over"]:
     """SFB: ``under``, ``exact`` or ``over`` execution."""
     if generated < expected:
         return "under"
@@ -238,7 +238,7 @@ def score_output(
     expected_steps: int,
     *,
     ieee_reference: Number | None = None,
-) -> dict[str, Any]:
+) -> ArithmeticJudgement:
     """The paper's five metrics for one output (see the module docstring), both ways.
 
     Args:
@@ -248,13 +248,14 @@ def score_output(
         ieee_reference: Our IEEE reference; ``None``: the same as ``reference``.
 
     Returns:
-        ``correct`` (FAA: the first extracted span matches ``reference``), ``correct_any``
-        (CAA), the same against ``ieee_reference`` (``correct_ieee``, ``correct_any_ieee``),
-        FAA under the first-*numeric*-span rule (``correct_numeric``,
-        ``correct_numeric_ieee``), ``parseable`` (PAR), ``answer_position`` (AP, or ``None``),
-        ``generated_steps``, ``expected_steps``, ``step_following`` (SFB), ``n_spans`` (all
-        tagged spans), ``n_answers`` (parseable ones), ``first_answer`` (the first span's text,
-        stripped, or ``None``), ``first_numeric_answer`` (the first parseable span's text) and
+        The :class:`ArithmeticJudgement`: ``correct`` (FAA: the first extracted span matches
+        ``reference``), ``correct_any`` (CAA), the same against ``ieee_reference``
+        (``correct_ieee``, ``correct_any_ieee``), FAA under the first-*numeric*-span rule
+        (``correct_numeric``, ``correct_numeric_ieee``), ``parseable`` (PAR),
+        ``answer_position`` (AP, or ``None``), ``generated_steps``, ``expected_steps``,
+        ``step_following`` (SFB), ``n_spans`` (all tagged spans), ``n_answers`` (parseable
+        ones), ``first_answer`` (the first span's text, stripped, or ``None``),
+        ``first_numeric_answer`` (the first parseable span's text) and
         ``first_answer_rules_differ`` (the first span is not a number but a later one is: the
         two rules pick different answers).
     """
@@ -265,24 +266,24 @@ def score_output(
     generated = len(_STEP.findall(output))
     ieee = reference if ieee_reference is None else ieee_reference
     answer_values = [span.value for span in answers if span.value is not None]
-    scores: dict[str, Any] = {}
-    for name, value in (("", reference), ("_ieee", ieee)):
-        scores[f"correct{name}"] = _matches(first_span, value)
-        scores[f"correct_any{name}"] = any(values_match(found, value) for found in answer_values)
-        scores[f"correct_numeric{name}"] = _matches(first, value)
-    return {
-        **scores,
-        "parseable": first is not None,
-        "answer_position": None if first is None else answer_position(output, first.start),
-        "generated_steps": generated,
-        "expected_steps": expected_steps,
-        "step_following": step_following(generated, expected_steps),
-        "n_spans": len(spans),
-        "n_answers": len(answers),
-        "first_answer": None if first_span is None else first_span.text.strip(),
-        "first_numeric_answer": None if first is None else first.text.strip(),
-        "first_answer_rules_differ": first is not None and first is not first_span,
-    }
+    return ArithmeticJudgement(
+        correct=_matches(first_span, reference),
+        correct_any=any(values_match(found, reference) for found in answer_values),
+        correct_numeric=_matches(first, reference),
+        correct_ieee=_matches(first_span, ieee),
+        correct_any_ieee=any(values_match(found, ieee) for found in answer_values),
+        correct_numeric_ieee=_matches(first, ieee),
+        parseable=first is not None,
+        answer_position=None if first is None else answer_position(output, first.start),
+        generated_steps=generated,
+        expected_steps=expected_steps,
+        step_following=step_following(generated, expected_steps),
+        n_spans=len(spans),
+        n_answers=len(answers),
+        first_answer=None if first_span is None else first_span.text.strip(),
+        first_numeric_answer=None if first is None else first.text.strip(),
+        first_answer_rules_differ=first is not None and first is not first_span,
+    )
 
 
 def _matches(span: Span | None, reference: Number) -> bool:

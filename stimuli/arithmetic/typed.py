@@ -21,6 +21,7 @@ incorrect and flagged, never an exception.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Mapping
@@ -113,7 +114,7 @@ def score_typed_answer(scorer: Any, item: Any, text: Any) -> dict[str, Any]:
     """
     typed = parse_typed_answer(text)
     output = "" if typed.canonical is None else f"<answer>{typed.canonical}</answer>"
-    scores = dict(scorer.score_response(item, output))
+    scores = dataclasses.asdict(scorer.score_response(item, output))
     for trace_column in ("answer_position", "generated_steps", "step_following"):
         scores[trace_column] = None
     return {

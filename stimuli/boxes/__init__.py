@@ -368,7 +368,7 @@ class BoxesParadigm(Paradigm):
 
     def score_response(
         self, item: Item, response: str, rules: ScoringRules = DEFAULT_RULES
-    ) -> dict[str, Any]:
+    ) -> BoxesJudgement:
         """Parse the states in ``response`` and score them (see :mod:`.scoring`).
 
         Garbage, empty or non-text responses score as unparsed (``parsed`` False, State-EM 0),

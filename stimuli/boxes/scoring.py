@@ -209,7 +209,7 @@ class BoxesJudgement(Judgement):
     unparsed_step: bool
 
 
-def state_scores(expected: Sequence[bool], parsed: ParsedAnswer) -> dict[str, Any]:
+def state_scores(expected: Sequence[bool], parsed: ParsedAnswer) -> BoxesJudgement:
     """State-EM, Step-EM, the parse rate and the counts behind them.
 
     Args:
@@ -217,7 +217,7 @@ def state_scores(expected: Sequence[bool], parsed: ParsedAnswer) -> dict[str, An
         parsed: What :func:`parse_answer` found.
 
     Returns:
-        A :class:`BoxesJudgement`'s fields: ``correct`` (Step-EM as a bool), ``step_em``
+        The :class:`BoxesJudgement`: ``correct`` (Step-EM as a bool), ``step_em``
         (0/1), ``state_em``, ``parsed`` (whether any queried state was found), ``parse_rate``
         (share of queried states found), ``n_queried``, ``n_parsed``, ``n_matched``,
         ``n_extra``, ``n_conflicts``, ``predicted`` (see :meth:`ParsedAnswer.predicted`) and
@@ -228,17 +228,17 @@ def state_scores(expected: Sequence[bool], parsed: ParsedAnswer) -> dict[str, An
     matched = sum(parsed.values.get(i) == value for i, value in enumerate(expected))
     exact = matched == n_queried and not parsed.conflicts and parsed.n_extra == 0
     exact = exact and not parsed.whole_step
-    return {
-        "correct": exact,
-        "step_em": int(exact),
-        "state_em": matched / n_queried if n_queried else 0.0,
-        "parsed": found > 0,
-        "parse_rate": found / n_queried if n_queried else 0.0,
-        "n_queried": n_queried,
-        "n_parsed": found,
-        "n_matched": matched,
-        "n_extra": parsed.n_extra,
-        "n_conflicts": len(parsed.conflicts),
-        "predicted": parsed.predicted(n_queried),
-        "unparsed_step": parsed.whole_step,
-    }
+    return BoxesJudgement(
+        correct=exact,
+        step_em=int(exact),
+        state_em=matched / n_queried if n_queried else 0.0,
+        parsed=found > 0,
+        parse_rate=found / n_queried if n_queried else 0.0,
+        n_queried=n_queried,
+        n_parsed=found,
+        n_matched=matched,
+        n_extra=parsed.n_extra,
+        n_conflicts=len(parsed.conflicts),
+        predicted=parsed.predicted(n_queried),
+        unparsed_step=parsed.whole_step,
+    )

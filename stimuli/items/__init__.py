@@ -122,7 +122,7 @@ class ItemsParadigm(Paradigm):
         """The item's word or region spans, as imported."""
         return [(int(start), int(end)) for start, end in item.truth.get("segments", ())]
 
-    def score_response(self, item: Item, response: str) -> dict[str, Any]:
+    def score_response(self, item: Item, response: str) -> ItemsJudgement:
         """Judge a typed answer, a chosen option or a model's generation (:mod:`.answers`).
 
         Typed: correct when the response gives an accepted answer. Forced choice: correct when
@@ -136,14 +136,14 @@ class ItemsParadigm(Paradigm):
         rule = {"match": truth["match"], "segmenter": item.truth["segmenter"]}
         if truth["kind"] == "choice":
             named = answers_named(response, truth["options"], **rule)
-            return {
-                "correct": named == [item.answer],
-                "matched": named[0] if len(named) == 1 else None,
-                "options_named": len(named),
-            }
+            return ItemsJudgement(
+                correct=named == [item.answer],
+                matched=named[0] if len(named) == 1 else None,
+                options_named=len(named),
+            )
         accepted = answers_named(response, truth["accepted"], **rule)
         matched = accepted[0] if accepted else None
-        return {"correct": matched is not None, "matched": matched, "options_named": 0}
+        return ItemsJudgement(correct=matched is not None, matched=matched, options_named=0)
 
 
 PARADIGM = ItemsParadigm()

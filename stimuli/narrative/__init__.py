@@ -372,7 +372,7 @@ class NarrativeParadigm(Paradigm):
             return f"filler/{item.condition['cell']}"
         return f"{item.role}/{item.condition['template']}/{item.condition['cell']}"
 
-    def score_response(self, item: Item, response: str) -> dict[str, Any]:
+    def score_response(self, item: Item, response: str) -> NarrativeJudgement:
         """Correct when the response contains the answer as a whole word, in any case.
 
         This is the source paper's rule for generated answers (``correct``). ``matched`` is
@@ -384,12 +384,12 @@ class NarrativeParadigm(Paradigm):
         answer = r"\s+".join(re.escape(part) for part in item.answer.split())
         found = re.search(rf"\b{answer}\b", response, flags=re.IGNORECASE)
         named = _containers_named(item, response)
-        return {
-            "correct": found is not None,
-            "matched": found.group(0) if found else None,
-            "answers_named": named,
-            "several_answers": named > 1,
-        }
+        return NarrativeJudgement(
+            correct=found is not None,
+            matched=found.group(0) if found else None,
+            answers_named=named,
+            several_answers=named > 1,
+        )
 
 
 def _containers_named(item: Item, response: str) -> int:

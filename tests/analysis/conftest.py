@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import pytest
@@ -68,7 +69,7 @@ def explicit_records(stimulus_set, answer_for, model_id="org/tiny", revision=Non
     records = []
     for index, item in enumerate(stimulus_set):
         output = answer_for(item, index)
-        scores = {**paradigm.score_response(item, output), "output": output}
+        scores = {**dataclasses.asdict(paradigm.score_response(item, output)), "output": output}
         scores |= {"prompt_format": "plain", "max_new_tokens": 64}
         records.append(
             ResultRecord(

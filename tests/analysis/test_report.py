@@ -1,4 +1,5 @@
 import contextlib
+import dataclasses
 import io
 import pkgutil
 import re
@@ -288,8 +289,7 @@ def _perfect_and_garbage_results(stimulus_set):
         output = item.answer if index % 3 else "no idea"
         if stimulus_set.manifest.paradigm == "arithmetic":
             output = f"Step 1 done. <answer>{output}</answer>"
-        scores = paradigm.score_response(item, output)
-        scores.pop("response", None)
+        scores = dataclasses.asdict(paradigm.score_response(item, output))
         rows.append(
             {
                 "model_id": "org/tiny",

@@ -194,7 +194,7 @@ def test_the_report_puts_simulated_people_beside_a_model_on_the_same_items(
         output = f"<answer>{item.answer if right else 0}</answer>"
         scores = scorer.score_response(item, output)
         rows.append({"model_id": "org/model-1b", "item_id": item.item_id, "output": output,
-                     "correct": scores["correct"]})  # fmt: skip
+                     "correct": scores.correct})  # fmt: skip
     results = pd.DataFrame(rows)
     results = results.assign(task="explicit", revision=None)
     results_file = tmp_path / "results.parquet"

@@ -91,7 +91,7 @@ def test_the_grid_writes_out_exactly_the_model_answer(boxes_set):
     code = grid_from_answer(item, list(item.truth["expected"]))
     wrong = ("F" if code[0] == "T" else "T") + code[1:]
     scored = paradigm.score_response(item, answer_from_grid(item, wrong))
-    assert scored["correct"] is False and scored["state_em"] == pytest.approx(11 / 12)
+    assert scored.correct is False and scored.state_em == pytest.approx(11 / 12)
     for bad in ("", code[:-1], code + "T", "x" * len(code), code.lower()):
         with pytest.raises(TracktaleError, match="one T or F per queried state"):
             answer_from_grid(item, bad)
@@ -217,7 +217,7 @@ def test_a_simulated_boxes_study_runs_through_the_real_server(
         item = boxes_set.get(trial.item_id)
         if trial.response is not None:
             scored = paradigm.score_response(item, trial.response)
-            assert scored["parsed"] and bool(scored["correct"]) == trial.correct
+            assert scored.parsed and bool(scored.correct) == trial.correct
         if trial.role == "main":
             by_steps[item.condition["n_steps"]].append(trial.correct)
     short = sum(by_steps[3]) / len(by_steps[3])

@@ -126,11 +126,11 @@ def test_a_whole_boxes_session_in_chromium(browser, tmp_path, secrets):  # noqa:
     def scored(record):
         expected = boxes_set.get(record.item_id)
         scores = paradigm.score_response(expected, record.response)
-        assert scores["parsed"]
+        assert scores.parsed
         if record.trial_index == 0:
-            assert scores["state_em"] == 11 / 12 and not scores["correct"]
+            assert scores.state_em == 11 / 12 and not scores.correct
         else:
-            assert record.response == expected.answer and scores["correct"]
-        return bool(scores["correct"])
+            assert record.response == expected.answer and scores.correct
+        return bool(scores.correct)
 
     check_scores_and_times(trials, scored, reading_ms=READING_MS, response_ms=RESPONSE_MS)

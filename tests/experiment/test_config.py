@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from tracktale.errors import TracktaleError
+from tracktale.experiment.paradigms import DEFAULT_PARADIGM, get_human_study
 from tracktale.experiment.study import config
 from tracktale.experiment.study.config import (
     Secrets,
@@ -28,6 +29,18 @@ def write(tmp_path, text):
 def test_the_packaged_default_file_is_the_default_config():
     assert study_from_dict(yaml.safe_load(default_study_yaml())) == StudyConfig()
     assert load_study(None).paper_timing
+
+
+def test_the_default_study_id_and_title_are_the_default_paradigms_studys(monkeypatch):
+    study = get_human_study(DEFAULT_PARADIGM)
+    default = StudyConfig()
+    assert (default.study_id, default.title) == (study.study_id, study.title)
+    assert f"study_id: {study.study_id}  #" in default_study_yaml()
+    # Asked of the plug-in when a config is built: shared code keeps no copy of them.
+    monkeypatch.setattr(type(study), "study_id", "another-default")
+    monkeypatch.setattr(type(study), "title", "Another title")
+    assert (StudyConfig().study_id, StudyConfig().title) == ("another-default", "Another title")
+    assert load_study(None).study_id == "another-default"
 
 
 def _declared_keys(cls, prefix=""):

@@ -3,18 +3,22 @@ generation details; the task checks them and the store types their columns from 
 
 from __future__ import annotations
 
+import dataclasses
 import pkgutil
+import typing
 from dataclasses import dataclass
 
 import pytest
 
 from tests.scripted_scorers import ScriptedScorer
 from tracktale.errors import TracktaleError
+from tracktale.item import Item
 from tracktale.models import registry, store
 from tracktale.models.tasks import score_items
 from tracktale.schema.results import Judgement
 from tracktale.scorer import Generation, GenerationDetails
 from tracktale.stimuli.narrative import NarrativeJudgement, NarrativeParadigm
+from tracktale.stimuli.paradigm import Paradigm
 from tracktale.stimuli.registry import get_paradigm, paradigm_names
 
 
@@ -40,12 +44,13 @@ class TimedScorer(DetailedScorer):
     generation_details = LatencyDetails
 
 
-def _judging(monkeypatch, **more):
-    """The narrative paradigm's judgement with ``more`` keys added."""
+def _judging(monkeypatch, record=None, **more):
+    """The narrative paradigm's judgement built as ``record`` with ``more`` fields set."""
     original = NarrativeParadigm.score_response
 
     def score_response(self, item, response):
-        return {**original(self, item, response), **more}
+        fields = dataclasses.asdict(original(self, item, response))
+        return (record or NarrativeJudgement)(**{**fields, **more})
 
     monkeypatch.setattr(NarrativeParadigm, "score_response", score_response)
 
@@ -63,8 +68,56 @@ def test_every_paradigm_declares_a_judgement_with_correct():
     assert get_paradigm("narrative").judgement is NarrativeJudgement
 
 
+def _an_item(paradigm: Paradigm) -> Item:
+    """The first item of the paradigm's example (an importer) or of its first protocol."""
+    if paradigm.source == "importer":
+        assert paradigm.example is not None
+        example = paradigm.example
+        return paradigm.import_set(example / "items.csv", example / "design.yaml").items[0]
+    config = paradigm.resolve_config(next(iter(paradigm.protocols)))
+    return next(iter(paradigm.generate(config, seed=7)))
+
+
+@pytest.mark.parametrize("name", ["narrative", "boxes", "arithmetic", "items"])
+def test_each_paradigm_scores_a_response_as_its_declared_judgement(name):
+    paradigm = get_paradigm(name)
+    item = _an_item(paradigm)
+    for response in (item.answer, "", "no idea"):
+        judged = paradigm.score_response(item, response)
+        assert type(judged) is paradigm.judgement, (name, response)
+    # ... and says so in its signature, which is what the type checker holds its fields to.
+    returns = typing.get_type_hints(type(paradigm).score_response)["return"]
+    assert returns is paradigm.judgement
+    assert name in paradigm_names()
+
+
+def test_a_judgement_built_with_a_misspelt_field_fails_where_it_is_built():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'answer_named'"):
+        NarrativeJudgement(correct=True, matched=None, answer_named=1, several_answers=False)
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'matched'"):
+        NarrativeJudgement(correct=True, answers_named=1, several_answers=False)
+
+
+def test_a_judgement_of_another_record_fails_the_run(monkeypatch, stimulus_set):
+    monkeypatch.setattr(
+        NarrativeParadigm, "score_response", lambda self, item, response: Judgement(correct=True)
+    )
+    message = (
+        "^the explicit task: the narrative paradigm's judgement is a Judgement, not its "
+        "NarrativeJudgement$"
+    )
+    with pytest.raises(TracktaleError, match=message):
+        _explicit(stimulus_set)
+    monkeypatch.setattr(
+        NarrativeParadigm, "score_response", lambda self, item, response: {"correct": True}
+    )
+    with pytest.raises(TracktaleError, match="judgement is a dict, not its NarrativeJudgement$"):
+        _explicit(stimulus_set)
+
+
 def test_a_judgement_key_the_paradigm_does_not_declare_fails_the_run(monkeypatch, stimulus_set):
-    _judging(monkeypatch, confidence=0.9)
+    # A subclass of the declared record passes as one, but its own fields are not columns.
+    _judging(monkeypatch, SureJudgement, confidence=0.9)
     message = (
         "^the explicit task: the narrative paradigm's judgement wrote 'confidence', which "
         "NarrativeJudgement does not declare$"
@@ -80,14 +133,6 @@ def test_an_ill_typed_judgement_fails_the_run(monkeypatch, stimulus_set):
         r"NarrativeJudgement \(int_type: str\)$"
     )
     with pytest.raises(TracktaleError, match=message):
-        _explicit(stimulus_set)
-
-
-def test_a_judgement_without_a_declared_key_fails_the_run(monkeypatch, stimulus_set):
-    monkeypatch.setattr(
-        NarrativeParadigm, "score_response", lambda self, item, response: {"correct": True}
-    )
-    with pytest.raises(TracktaleError, match=r"'matched' against NarrativeJudgement \(missing"):
         _explicit(stimulus_set)
 
 
@@ -126,7 +171,7 @@ class SureJudgement(NarrativeJudgement):
 def test_a_field_added_to_a_judgement_flows_into_the_store(monkeypatch, stimulus_set, tmp_path):
     assert "confidence" not in store.typed(float)
     monkeypatch.setattr(NarrativeParadigm, "judgement", SureJudgement)
-    _judging(monkeypatch, confidence=1, hedged=False)
+    _judging(monkeypatch, SureJudgement, confidence=1, hedged=False)
     store.write_shard(tmp_path, _explicit(stimulus_set))
     assert "confidence" in store.typed(float) and "hedged" in store.typed(bool)
     frame = store.read_results(tmp_path)

@@ -16,7 +16,7 @@ from tracktale.errors import TracktaleError
 from tracktale.models import registry, runner, store, tasks
 from tracktale.models.cli import TASK_CHOICES, task_choices
 from tracktale.models.tasks import TASK_REGISTRY, Task, TaskRow, get_task, score_items
-from tracktale.schema.results import CARRIED, ImplicitResult, SequenceResult
+from tracktale.schema.results import CARRIED, ImplicitResult, Judgement, SequenceResult
 from tracktale.scorer import TASKS
 
 OLD_STANDARD_COLUMNS = (
@@ -101,10 +101,20 @@ def test_a_task_leaving_out_a_required_field_fails(registered, stimulus_set):
         score_items(ScriptedScorer(), stimulus_set.items[:1], "sequence", stimulus_sha256="s")
 
 
+@dataclass(frozen=True, kw_only=True)
+class OutputJudgement(Judgement):
+    """A judgement that names one of its fields as the explicit task's own ``output``."""
+
+    output: str
+
+
 def test_a_paradigm_key_cannot_shadow_a_declared_explicit_field(monkeypatch, stimulus_set):
     paradigm = type(get_paradigm_of(stimulus_set))
+    monkeypatch.setattr(paradigm, "judgement", OutputJudgement)
     monkeypatch.setattr(
-        paradigm, "score_response", lambda self, item, response: {"correct": True, "output": "x"}
+        paradigm,
+        "score_response",
+        lambda self, item, response: OutputJudgement(correct=True, output="x"),
     )
     with pytest.raises(TracktaleError, match="'output' is a field of the explicit task's rows"):
         score_items(ScriptedScorer(), stimulus_set.items[:1], "explicit", stimulus_sha256="s")

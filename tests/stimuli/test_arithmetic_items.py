@@ -127,7 +127,7 @@ def test_item_fields_carry_what_a_generic_runner_needs():
     }
     assert item.meta == {"example": 0, "prompt_version": "paper"}
     score = ARITHMETIC.score_response(item, f"<answer>{item.answer}</answer>")
-    assert score["correct"] and score["parseable"]
+    assert score.correct and score.parseable
 
 
 def test_the_prompt_is_appendix_b_line_for_line():
@@ -235,7 +235,7 @@ def test_edge_cases_are_kept_and_flagged():
     for item in flagged:
         flags = item.truth["flags"]
         assert any(flags.values()) or item.answer in ("inf", "-inf", "nan")
-        assert ARITHMETIC.score_response(item, f"<answer>{item.answer}</answer>")["correct"]
+        assert ARITHMETIC.score_response(item, f"<answer>{item.answer}</answer>").correct
     assert all(
         not any(item.truth["flags"].values()) for item in stimulus_set if item not in flagged
     )

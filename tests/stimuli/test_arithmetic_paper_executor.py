@@ -120,9 +120,9 @@ def test_the_item_answer_is_the_papers_and_verify_checks_both_references():
     assert not item.truth["paper_returned_assigned"]
     procedure_text, x, y = split_context(item.context)
     score = ARITHMETIC.score_response(item, f"<answer>{item.answer}</answer>")
-    assert score["correct"] and not score["correct_ieee"]
+    assert score.correct and not score.correct_ieee
     ieee_answer = f"<answer>{item.truth['reference']}</answer>"
-    assert ARITHMETIC.score_response(item, ieee_answer)["correct_ieee"]
+    assert ARITHMETIC.score_response(item, ieee_answer).correct_ieee
     edited = item.to_dict()
     edited["truth"] = {**edited["truth"], "paper_skipped": []}
     problems = ARITHMETIC.verify(item_from_dict(edited, check_id=False))

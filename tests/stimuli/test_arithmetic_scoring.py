@@ -1,5 +1,6 @@
 """Scoring model outputs: answer extraction, number parsing, matching and the five metrics."""
 
+import dataclasses
 import math
 
 import pytest
@@ -127,30 +128,30 @@ def test_matching_after_rounding_to_three_decimals(answer, reference, match):
 def test_faa_and_caa_differ_when_a_later_answer_is_right():
     output = "Step 1: S3 = 13\n<answer>12</answer>\nWait.\n<answer>13</answer>"
     score = score_output(output, 13, 1)
-    assert not score["correct"] and score["correct_any"] and score["parseable"]
-    assert score["n_spans"] == score["n_answers"] == 2 and score["first_answer"] == "12"
+    assert not score.correct and score.correct_any and score.parseable
+    assert score.n_spans == score.n_answers == 2 and score.first_answer == "12"
 
 
 def test_an_echoed_template_is_the_first_extracted_answer_but_not_the_first_number():
     output = "Format: <answer>FINAL_RESULT</answer> so <answer> 7 </answer>"
     score = score_output(output, 7, 3)
     # The paper's words: the first extracted answer counts, and it is no number.
-    assert not score["correct"] and score["correct_any"] and score["parseable"]
-    assert score["correct_numeric"] and score["first_answer_rules_differ"]
-    assert score["n_spans"] == 2 and score["n_answers"] == 1
-    assert score["first_answer"] == "FINAL_RESULT" and score["first_numeric_answer"] == "7"
-    assert score["answer_position"] == 50.0  # AP: the first *parseable* span (token 2 of 4)
+    assert not score.correct and score.correct_any and score.parseable
+    assert score.correct_numeric and score.first_answer_rules_differ
+    assert score.n_spans == 2 and score.n_answers == 1
+    assert score.first_answer == "FINAL_RESULT" and score.first_numeric_answer == "7"
+    assert score.answer_position == 50.0  # AP: the first *parseable* span (token 2 of 4)
     empty = score_output("<answer>FINAL_RESULT</answer>", 7, 3)
-    assert not empty["parseable"] and not empty["correct"] and not empty["correct_any"]
-    assert not empty["correct_numeric"] and not empty["first_answer_rules_differ"]
-    assert empty["answer_position"] is None and empty["first_numeric_answer"] is None
+    assert not empty.parseable and not empty.correct and not empty.correct_any
+    assert not empty.correct_numeric and not empty.first_answer_rules_differ
+    assert empty.answer_position is None and empty.first_numeric_answer is None
 
 
 def test_both_references_are_scored():
     output = "<answer>inf</answer> then <answer>3</answer>"
     score = score_output(output, 3, 2, ieee_reference=math.inf)
-    assert not score["correct"] and score["correct_any"]  # the paper's executor: 3
-    assert score["correct_ieee"] and score["correct_any_ieee"]  # ours: inf
+    assert not score.correct and score.correct_any  # the paper's executor: 3
+    assert score.correct_ieee and score.correct_any_ieee  # ours: inf
     assert faa_column() == "correct" and faa_column("ieee", "numeric") == "correct_numeric_ieee"
     assert caa_column("ieee") == "correct_any_ieee"
     with pytest.raises(TracktaleError, match="unknown reference 'exact'"):
@@ -159,7 +160,7 @@ def test_both_references_are_scored():
 
 def test_missing_answer_scores_zero_everywhere():
     score = score_output("I could not finish.", 7, 3)
-    assert score == {
+    assert dataclasses.asdict(score) == {
         "correct": False,
         "correct_any": False,
         "correct_numeric": False,
@@ -180,12 +181,12 @@ def test_missing_answer_scores_zero_everywhere():
 
 
 def test_answer_position_counts_whitespace_tokens_before_the_first_answer():
-    assert score_output("<answer>5</answer> trailing words here", 5, 1)["answer_position"] == 0
+    assert score_output("<answer>5</answer> trailing words here", 5, 1).answer_position == 0
     # 3 tokens before the tag, 4 in all.
-    assert score_output("one two three <answer>5</answer>", 5, 1)["answer_position"] == 75.0
+    assert score_output("one two three <answer>5</answer>", 5, 1).answer_position == 75.0
     output = "a b <answer>x</answer> c <answer>5</answer>"
-    assert score_output(output, 5, 1)["answer_position"] == 80.0  # tokens 0-3 come first
-    assert score_output("is<answer>5</answer> ok", 5, 1)["answer_position"] == 0.0
+    assert score_output(output, 5, 1).answer_position == 80.0  # tokens 0-3 come first
+    assert score_output("is<answer>5</answer> ok", 5, 1).answer_position == 0.0
 
 
 def test_answer_position_with_tokenizer_offsets():
@@ -209,7 +210,7 @@ def test_answer_position_with_tokenizer_offsets():
 )
 def test_step_following(output, generated, category):
     score = score_output(output, 0, 2)
-    assert score["generated_steps"] == generated and score["step_following"] == category
+    assert score.generated_steps == generated and score.step_following == category
 
 
 def test_step_following_categories():
@@ -230,4 +231,4 @@ def test_step_following_categories():
     ],
 )
 def test_inf_and_nan_answers(output, reference, correct):
-    assert score_output(output, reference, 1)["correct"] is correct
+    assert score_output(output, reference, 1).correct is correct

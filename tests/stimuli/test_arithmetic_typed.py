@@ -129,7 +129,7 @@ def test_a_typed_answer_is_scored_by_the_models_scorer(human_set):
     tagged = PARADIGM.score_response(item, f"<answer>{right}</answer>")
     typed = score_typed_answer(PARADIGM, item, f"  {int(right):,} ")
     for column in ("correct", "correct_any", "correct_ieee", "correct_numeric", "parseable"):
-        assert typed[column] == tagged[column]
+        assert typed[column] == getattr(tagged, column)
     assert typed["correct"] is True
     assert typed["unparseable"] is False
     assert typed["parsed_answer"] == str(int(right))

@@ -21,10 +21,10 @@ def score(response, words=EXAMPLE_4, expected=EXAMPLE_4_TRUTH):
 def test_the_papers_example_4_has_75_percent_state_em_and_step_em_0():
     model_answer = "NvSWxvJb(jqC-0)=True, B(bsS-0)=True, NvSWxvJb(jqC-1)=False, B(bsS-1)=False"
     result = score(model_answer)
-    assert result["state_em"] == 0.75 and result["step_em"] == 0 and result["correct"] is False
-    assert result["n_matched"] == 3 and result["parsed"] and result["parse_rate"] == 1.0
+    assert result.state_em == 0.75 and result.step_em == 0 and result.correct is False
+    assert result.n_matched == 3 and result.parsed and result.parse_rate == 1.0
     correct = "NvSWxvJb(jqC-0)=True, B(bsS-0)=False, NvSWxvJb(jqC-1)=False, B(bsS-1)=False"
-    assert score(correct)["step_em"] == 1 and score(correct)["state_em"] == 1.0
+    assert score(correct).step_em == 1 and score(correct).state_em == 1.0
 
 
 @pytest.mark.parametrize(
@@ -51,7 +51,7 @@ def test_the_papers_example_4_has_75_percent_state_em_and_step_em_0():
     ],
 )
 def test_sloppy_but_complete_answers_are_exact(response):
-    assert score(response)["step_em"] == 1
+    assert score(response).step_em == 1
 
 
 def test_multi_digit_indices_are_read():
@@ -59,7 +59,7 @@ def test_multi_digit_indices_are_read():
     expected[11] = expected[12 + 10] = True
     names = [f"OPENED(BOX-{i})" for i in range(12)] + [f"OBTAINED(KEY-{i})" for i in range(12)]
     answer = ", ".join(f"{n}={v}" for n, v in zip(names, expected, strict=True))
-    assert score(answer, NL, expected)["step_em"] == 1
+    assert score(answer, NL, expected).step_em == 1
 
 
 def test_extra_missing_and_conflicting_states():
@@ -67,14 +67,14 @@ def test_extra_missing_and_conflicting_states():
         "NvSWxvJb(jqC-0)=True, B(bsS-0)=False, NvSWxvJb(jqC-1)=False, B(bsS-1)=False, B(bsS-7)=True"
     )
     result = score(extra)
-    assert result["state_em"] == 1.0 and result["step_em"] == 0 and result["n_extra"] == 1
+    assert result.state_em == 1.0 and result.step_em == 0 and result.n_extra == 1
     mismatched = "NvSWxvJb(bsS-0)=True, B(bsS-0)=False"  # a box functor on a key
     result = score(mismatched)
-    assert result["n_extra"] == 1 and result["n_matched"] == 1 and result["predicted"] == "??F?"
+    assert result.n_extra == 1 and result.n_matched == 1 and result.predicted == "??F?"
     conflict = "NvSWxvJb(jqC-0)=True, NvSWxvJb(jqC-0)=False, B(bsS-0)=False"
     result = score(conflict)
-    assert result["predicted"] == "!?F?" and result["n_conflicts"] == 1
-    assert result["n_matched"] == 1 and result["parse_rate"] == 0.5
+    assert result.predicted == "!?F?" and result.n_conflicts == 1
+    assert result.n_matched == 1 and result.parse_rate == 0.5
 
 
 @pytest.mark.parametrize(
@@ -93,16 +93,16 @@ def test_extra_missing_and_conflicting_states():
 )
 def test_garbage_is_unparsed_never_an_error(response):
     result = score(response)
-    assert result["parsed"] is False and result["state_em"] == 0 and result["correct"] is False
-    assert result["predicted"] == "????"
+    assert result.parsed is False and result.state_em == 0 and result.correct is False
+    assert result.predicted == "????"
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=300))
 def test_any_text_scores_within_bounds(text):
     result = score(text)
-    assert 0 <= result["state_em"] <= 1 and result["step_em"] in (0, 1)
-    assert len(result["predicted"]) == 4
+    assert 0 <= result.state_em <= 1 and result.step_em in (0, 1)
+    assert len(result.predicted) == 4
 
 
 def test_score_response_on_generated_items_reads_the_items_truth():
@@ -110,12 +110,12 @@ def test_score_response_on_generated_items_reads_the_items_truth():
         "smoke", 3, {"language": ["synthetic"], "instruction": ["counterintuitive-language"]}
     )
     for item in stimulus_set:
-        assert PARADIGM.score_response(item, item.answer)["correct"] is True
-        assert PARADIGM.score_response(item, "Answer: " + item.answer.lower())["step_em"] == 1
+        assert PARADIGM.score_response(item, item.answer).correct is True
+        assert PARADIGM.score_response(item, "Answer: " + item.answer.lower()).step_em == 1
         flipped = (
             item.answer.replace("=True", "=X").replace("=False", "=True").replace("=X", "=False")
         )
-        assert PARADIGM.score_response(item, flipped)["state_em"] == 0
+        assert PARADIGM.score_response(item, flipped).state_em == 0
     assert PARADIGM.max_new_tokens >= max(item.meta["max_new_tokens"] for item in stimulus_set)
 
 
@@ -145,26 +145,26 @@ RIGHT = "NvSWxvJb(jqC-0)=True, B(bsS-0)=False, NvSWxvJb(jqC-1)=False, B(bsS-1)=F
     ],
 )
 def test_preambles_and_chatter_around_a_right_answer(response):
-    assert score(response)["step_em"] == 1
+    assert score(response).step_em == 1
 
 
 def test_the_authors_functor_rule_counts_a_wrong_functor_on_the_right_argument():
     wrong_functor = "B(jqC-0)=True, B(bsS-0)=False, NvSWxvJb(jqC-1)=False, B(bsS-1)=False"
     ours = score(wrong_functor)
-    assert ours["n_extra"] == 1 and ours["predicted"] == "?FFF" and ours["step_em"] == 0
+    assert ours.n_extra == 1 and ours.predicted == "?FFF" and ours.step_em == 0
     rules = ScoringRules(functor="any")
     theirs = state_scores(EXAMPLE_4_TRUTH, parse_answer(wrong_functor, EXAMPLE_4, 2, rules))
-    assert theirs["n_extra"] == 0 and theirs["predicted"] == "TFFF" and theirs["step_em"] == 1
+    assert theirs.n_extra == 0 and theirs.predicted == "TFFF" and theirs.step_em == 1
 
 
 def test_the_authors_unparsed_rule_sets_the_whole_step_aside():
     conflict = RIGHT + ", NvSWxvJb(jqC-0)=False"
     ours = score(conflict)
-    assert ours["state_em"] == 0.75 and ours["predicted"] == "!FFF" and not ours["unparsed_step"]
+    assert ours.state_em == 0.75 and ours.predicted == "!FFF" and not ours.unparsed_step
     rules = ScoringRules(unparsed="whole-step")
     theirs = state_scores(EXAMPLE_4_TRUTH, parse_answer(conflict, EXAMPLE_4, 2, rules))
-    assert theirs["state_em"] == 0 and theirs["predicted"] == "????" and theirs["unparsed_step"]
+    assert theirs.state_em == 0 and theirs.predicted == "????" and theirs.unparsed_step
     partial = state_scores(EXAMPLE_4_TRUTH, parse_answer("B(bsS-0)=False", EXAMPLE_4, 2, rules))
-    assert partial["state_em"] == 0.25 and not partial["unparsed_step"]  # parsed, in part
+    assert partial.state_em == 0.25 and not partial.unparsed_step  # parsed, in part
     with pytest.raises(TracktaleError, match="is not one of strict, any"):
         ScoringRules(functor="loose")

@@ -14,7 +14,7 @@ import pytest
 from tracktale.app.cli import main
 from tracktale.errors import InputProblems
 from tracktale.item import item_from_dict
-from tracktale.stimuli.items import EXAMPLE_DIR
+from tracktale.stimuli.items import EXAMPLE_DIR, ItemsJudgement
 from tracktale.stimuli.items.importer import import_table
 from tracktale.stimuli.items.lists import study_lists
 from tracktale.stimuli.registry import get_paradigm
@@ -418,7 +418,7 @@ def test_hebrew_is_read_right_to_left_and_kept_as_written():
         "הילדים", "הלכו", "לבית", "הספר.",
     ]  # fmt: skip
     judged = get_paradigm("items").score_response(item, "  לבית  הספר ")
-    assert judged == {"correct": True, "matched": "לבית הספר", "options_named": 0}
+    assert judged == ItemsJudgement(correct=True, matched="לבית הספר", options_named=0)
     assert all(not get_paradigm("items").verify(item) for item in stimulus_set)
 
 

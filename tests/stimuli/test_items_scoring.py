@@ -8,6 +8,7 @@ import pytest
 
 from tracktale.errors import TracktaleError
 from tracktale.item import ChoicePair, Item
+from tracktale.stimuli.items import ItemsJudgement
 from tracktale.stimuli.items.answers import normalise, words
 from tracktale.stimuli.items.segment import (
     default_segmenter,
@@ -65,7 +66,7 @@ def _item(
 )
 def test_a_typed_answer_is_correct_when_it_is_an_accepted_one_normalised(response, matched):
     judged = PARADIGM.score_response(_item(), response)
-    assert judged == {"correct": matched is not None, "matched": matched, "options_named": 0}
+    assert judged == ItemsJudgement(correct=matched is not None, matched=matched, options_named=0)
 
 
 def test_normalisation_is_nfc_case_folded_and_whitespace_collapsed():
@@ -73,33 +74,33 @@ def test_normalisation_is_nfc_case_folded_and_whitespace_collapsed():
     assert normalise(decomposed) == "caf\u00e9 strasse"
     assert normalise(" \u00bfQu\u00e9?  ") == "qu\u00e9"
     item = _item(accepted=["caf\u00e9"])
-    assert PARADIGM.score_response(item, unicodedata.normalize("NFD", "CAF\u00c9"))["correct"]
+    assert PARADIGM.score_response(item, unicodedata.normalize("NFD", "CAF\u00c9")).correct
 
 
 def test_contains_finds_the_answer_s_words_in_a_longer_response():
     item = _item(accepted=["the cat"], match="contains")
-    assert PARADIGM.score_response(item, "I think it was the cat.")["correct"]
-    assert not PARADIGM.score_response(item, "the category")["correct"]  # whole words only
-    assert not PARADIGM.score_response(item, "cat the")["correct"]
+    assert PARADIGM.score_response(item, "I think it was the cat.").correct
+    assert not PARADIGM.score_response(item, "the category").correct  # whole words only
+    assert not PARADIGM.score_response(item, "cat the").correct
 
 
 def test_forced_choice_needs_the_right_option_and_no_other():
     item = _item(kind="choice", accepted=["cat"], options=["cat", "dog"])
-    assert PARADIGM.score_response(item, "Cat") == {
-        "correct": True, "matched": "cat", "options_named": 1,
-    }  # fmt: skip
-    assert PARADIGM.score_response(item, "dog") == {
-        "correct": False, "matched": "dog", "options_named": 1,
-    }  # fmt: skip
+    assert PARADIGM.score_response(item, "Cat") == ItemsJudgement(
+        correct=True, matched="cat", options_named=1
+    )
+    assert PARADIGM.score_response(item, "dog") == ItemsJudgement(
+        correct=False, matched="dog", options_named=1
+    )
     contains = _item(kind="choice", accepted=["cat"], options=["cat", "dog"], match="contains")
-    assert PARADIGM.score_response(contains, "the cat, I think")["correct"]
-    assert PARADIGM.score_response(contains, "cat or dog") == {
-        "correct": False, "matched": None, "options_named": 2,
-    }  # fmt: skip
+    assert PARADIGM.score_response(contains, "the cat, I think").correct
+    assert PARADIGM.score_response(contains, "cat or dog") == ItemsJudgement(
+        correct=False, matched=None, options_named=2
+    )
 
 
 def test_an_item_without_a_response_is_never_correct():
-    assert PARADIGM.score_response(_item(kind="none", accepted=()), "")["correct"] is False
+    assert PARADIGM.score_response(_item(kind="none", accepted=()), "").correct is False
 
 
 def test_segmenters_are_pluggable_per_language():

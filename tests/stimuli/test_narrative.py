@@ -363,7 +363,7 @@ def test_generated_sets_verify_cleanly(model_set, human_set):
 )
 def test_explicit_answers_are_correct_when_they_contain_the_location_word(response, correct):
     item = next(i for i in PARADIGM.generate_set("human", 1) if i.answer == "box")
-    assert PARADIGM.score_response(item, response)["correct"] is correct
+    assert PARADIGM.score_response(item, response).correct is correct
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from tracktale.item import ChoicePair, Item
+from tracktale.schema.results import Judgement
 from tracktale.stimuli.paradigm import Option, Paradigm
 
 NOUNS = ("key", "box", "letter", "painting", "lamp", "chair")
@@ -83,9 +84,9 @@ class ToyParadigm(Paradigm):
         """``role/number``."""
         return f"{item.role}/{item.condition['number']}"
 
-    def score_response(self, item: Item, response: str) -> dict[str, Any]:
-        """Right when the response is the agreeing verb."""
-        return {"correct": response.strip() == item.answer}
+    def score_response(self, item: Item, response: str) -> Judgement:
+        """Right when the response is the agreeing verb (the base judgement: nothing more)."""
+        return Judgement(correct=response.strip() == item.answer)
 
 
 PARADIGM = ToyParadigm()
