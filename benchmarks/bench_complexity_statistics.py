@@ -18,6 +18,8 @@ report's statistic beside candidates that should resist that truth:
 - ``logit two-way``: the empirical-logit slope over a two-way SE: its HC2 item part plus the
   participants' part of its linearization (each trial's residual from its item's and its
   participant's means, over ``n_i p_i (1 - p_i)``) minus the trials' own;
+- ``logit two-way HC3 t``: that studentized slope with an HC3 item part, referred to
+  t(items - 2) instead of permuted (issue 29's third pass; the report's default since);
 - ``report's default``: the report's complexity test as it is now
   (:func:`~tracktale.analysis.stats.permutation.complexity_test_of_trials`, its fixed seed).
 
@@ -50,6 +52,7 @@ NAMES = (
     "rank HC2",
     "score two-way",
     "logit two-way",
+    "logit two-way HC3 t",
     "report's default",
 )
 
@@ -135,6 +138,7 @@ def study_pvalues(analysed, permutations: int, rng: np.random.Generator) -> dict
         "rank HC2": slope_p(rankdata(logit), w, True),
         "score two-way": two_way_score_p(analysed, w, np.asarray(grouped.size().index)),
         "logit two-way": logit_two_way_p(analysed, w, np.asarray(grouped.size().index), logit),
+        "logit two-way HC3 t": complexity_test_of_trials(analysed, statistic="logit-hc3-t").p,
         "report's default": complexity_test_of_trials(analysed, permutations=permutations).p,
     }
 

@@ -56,6 +56,7 @@ def _print_table(table, scenario: NullScenario) -> None:
             "t (between-within df)": "t BW",
             "t, floored": "t, SE floor",
             "permutation": "items",
+            "t, HC3": "logit slope, t HC3",
         }
         method = f"{row.method} ({reference.get(row.reference, 't')})"
         flag = "" if 0.035 <= row.rate <= 0.065 else "  <- outside 5% +- 1.5"

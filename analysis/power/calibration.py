@@ -166,9 +166,11 @@ def glm_pvalues(analysed: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def permutation_pvalues(analysed: pd.DataFrame) -> list[dict[str, Any]]:
-    """The report's item-permutation tests, recency and complexity, one row each.
+    """The report's item-level tests, recency and complexity, one row each.
 
-    Recency: focus permuted within complexity levels; complexity: permuted across all items.
+    Recency: focus permuted within complexity levels; complexity: the report's default test
+    (since issue 29's third pass the items' empirical-logit slope over its two-way SE against
+    t(items - 2), no permutation: method ``items``, reference ``t, HC3``).
     """
     from tracktale.analysis.stats.permutation import (
         complexity_test_of_trials,
@@ -184,7 +186,10 @@ def permutation_pvalues(analysed: pd.DataFrame) -> list[dict[str, Any]]:
             p = run(analysed).p
         except TracktaleError:
             p = float("nan")
-        rows.append({"method": "permutation", "reference": "permutation", "test": test, "p": p})
+        if test == "complexity":
+            rows.append({"method": "items", "reference": "t, HC3", "test": test, "p": p})
+        else:
+            rows.append({"method": "permutation", "reference": "permutation", "test": test, "p": p})
     return rows
 
 

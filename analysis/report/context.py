@@ -37,7 +37,7 @@ ValueColumn = Literal["correct", "correct_calibrated"]
 """The model correctness column (``--calibrated``)."""
 AccuracyInterval = Literal["two-way", "bootstrap", "wilson"]
 """Intervals of human accuracy (``--accuracy-interval``)."""
-ComplexityStatistic = Literal["logit-two-way", "score"]
+ComplexityStatistic = Literal["logit-hc3-t", "logit-two-way", "score"]
 """The complexity permutation test's statistic (``--complexity-statistic``)."""
 InteractionTest = Literal["glm-2way", "lead"]
 """The interaction's primary test (``--interaction-test``)."""
@@ -70,9 +70,12 @@ class ReportOptions:
             participant-clustered SE (``False``: the two-way SE alone).
         permutations: Relabellings of the item-permutation tests, the report's complexity
             and recency tests (:mod:`tracktale.analysis.stats.permutation`); 0 leaves them out.
-        complexity_statistic: The complexity permutation test's statistic: ``logit-two-way``
-            (:mod:`tracktale.analysis.stats.logit_permutation`) or ``score`` (the default
-            before issue 29's second pass).
+        complexity_statistic: The complexity test: ``logit-hc3-t`` (the items'
+            empirical-logit slope over its two-way SE with an HC3 items' part, t(items - 2);
+            the default since issue 29's third pass), ``logit-two-way`` (that slope with an
+            HC2 items' part, its permutation distribution; the second pass's default) or
+            ``score`` (the score, permuted; the default before)
+            (:mod:`tracktale.analysis.stats.logit_permutation`).
         interaction_test: The task x complexity interaction's primary test: ``glm-2way``
             (the two-way GLM's term, t with the SE floor; benchmarked, whatever leads) or
             ``lead`` (the leading model's term: glmer's where R has lme4).
@@ -100,7 +103,7 @@ class ReportOptions:
     glmer_test: GlmerTest = "t-bw"
     two_way_floor: bool = True
     permutations: int = 9999
-    complexity_statistic: ComplexityStatistic = "logit-two-way"
+    complexity_statistic: ComplexityStatistic = "logit-hc3-t"
     interaction_test: InteractionTest = "glm-2way"
     recency_sesoi: float = 3.0
     bayes: bool = False

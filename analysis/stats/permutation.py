@@ -60,8 +60,10 @@ COMPLEXITY_METHOD = "item permutation across all items (score at the task-only m
 COMPLEXITY_LOGIT_METHOD = (
     "item permutation across all items (empirical-logit slope over its two-way SE)"
 )
-COMPLEXITY_STATISTICS = ("logit-two-way", "score")
-"""The complexity test's statistics: the default first (issue 29, second pass), then the score."""
+COMPLEXITY_T_METHOD = "items' empirical-logit slope over its two-way SE (HC3), t(items - 2)"
+COMPLEXITY_STATISTICS = ("logit-hc3-t", "logit-two-way", "score")
+"""The complexity test's statistics: the default first (issue 29, third pass: no permutation),
+then the permuted studentized slope (the default of the second pass) and the score."""
 
 
 @dataclass(frozen=True)
@@ -273,9 +275,13 @@ def complexity_test_of_trials(
     seed: int = PERMUTATION_SEED,
     statistic: str = COMPLEXITY_STATISTICS[0],
 ) -> PermutationTest:
-    """The report's complexity test: items' complexity permuted across all items.
+    """The report's complexity test: the items' complexity slope, tested across all items.
 
-    ``statistic="logit-two-way"`` (the default): the slope of the items' empirical logits on
+    ``statistic="logit-hc3-t"`` (the default since issue 29's third pass): the items'
+    empirical-logit slope over its two-way SE with an HC3 items' part, referred to
+    t(items - 2), no relabelling (``permutations`` unused;
+    :func:`~tracktale.analysis.stats.logit_permutation.logit_t_test`).
+    ``statistic="logit-two-way"``: the slope of the items' empirical logits on
     complexity over its two-way SE (:mod:`~tracktale.analysis.stats.logit_permutation`).
     ``statistic="score"`` (the default before issue 29's second pass): the null model is the
     GLM of task alone (sum-coded as model 1; intercept only when one task is present), fitted
@@ -294,6 +300,15 @@ def complexity_test_of_trials(
             f"unknown complexity statistic {statistic!r}: one of {', '.join(COMPLEXITY_STATISTICS)}"
         )
     frame, _ = design_frame(analysed, task_coding=task_coding, extra=("item_id",))
+    if statistic == "logit-hc3-t":
+        from tracktale.analysis.stats.logit_permutation import logit_t_test
+
+        found = logit_t_test(frame)
+        return PermutationTest(
+            covariate="complexity", statistic=found.statistic, p=found.p, permutations=0,
+            items=found.items, informative_items=found.items if found.varies else 0, strata=1,
+            informative_strata=int(found.varies), test="complexity", method=COMPLEXITY_T_METHOD,
+        )  # fmt: skip
     if statistic == "logit-two-way":
         from tracktale.analysis.stats.logit_permutation import logit_two_way_test
 

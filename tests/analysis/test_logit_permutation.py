@@ -9,6 +9,7 @@ from tracktale.analysis.stats.logit_permutation import item_parts, studentized_s
 from tracktale.analysis.stats.permutation import (
     COMPLEXITY_LOGIT_METHOD,
     COMPLEXITY_METHOD,
+    COMPLEXITY_T_METHOD,
     complexity_test_of_trials,
 )
 from tracktale.errors import TracktaleError
@@ -39,15 +40,19 @@ def test_participants_own_slopes_fool_the_score_but_not_the_default():
     30 null studies (the population's mean slope is 0): the score rejects 9 (expected 1.5),
     the studentized empirical-logit slope, whose SE counts the participants' slopes, 0.
     """
-    rejected = {"score": 0, "default": 0}
+    rejected = {"score": 0, "permuted": 0, "default": 0}
     for seed in range(30):
         study = _slopes_study(seed)
         score = complexity_test_of_trials(study, permutations=499, statistic="score")
+        permuted = complexity_test_of_trials(study, permutations=499, statistic="logit-two-way")
         default = complexity_test_of_trials(study, permutations=499)
         rejected["score"] += score.p < 0.05
+        rejected["permuted"] += permuted.p < 0.05
         rejected["default"] += default.p < 0.05
-    assert rejected["score"] >= 6 and rejected["default"] <= 3, rejected
-    assert default.method == COMPLEXITY_LOGIT_METHOD and default.items == 12
+    assert rejected["score"] >= 6, rejected
+    assert rejected["permuted"] <= 3 and rejected["default"] <= 3, rejected
+    assert permuted.method == COMPLEXITY_LOGIT_METHOD and permuted.items == 12
+    assert default.method == COMPLEXITY_T_METHOD and default.permutations == 0
 
 
 def test_the_studentized_slope_is_the_slope_over_its_se_when_people_do_not_differ():
@@ -61,6 +66,21 @@ def test_the_studentized_slope_is_the_slope_over_its_se_when_people_do_not_diffe
     h = centred**2 / (centred @ centred) + 1 / 6
     se = np.sqrt(np.sum(centred**2 * e**2 / (1 - h))) / (centred @ centred)
     assert t[0] == pytest.approx(b / se)
+    hc3 = studentized_slopes(centred[None, :], logit, np.zeros((1, 6)), np.zeros(6), hc=3)
+    se3 = np.sqrt(np.sum(centred**2 * e**2 / (1 - h) ** 2)) / (centred @ centred)
+    assert hc3[0] == pytest.approx(b / se3) and abs(hc3[0]) < abs(t[0])
+
+
+def test_the_default_refers_the_hc3_slope_to_t_with_items_minus_2_df():
+    from scipy import stats
+
+    study = _slopes_study(3, people=30, slope_sd=0.3)
+    complexity, logit, cells, squares = item_parts(study)
+    centred = complexity - complexity.mean()
+    t = studentized_slopes(centred[None, :], logit, cells, squares, hc=3)[0]
+    test = complexity_test_of_trials(study)
+    assert test.statistic == pytest.approx(t)
+    assert test.p == pytest.approx(2 * stats.t.sf(abs(t), 10))
 
 
 def test_item_parts_are_per_item_and_refuse_a_complexity_that_varies_within_an_item():
@@ -82,7 +102,11 @@ def test_an_unknown_statistic_is_one_clear_error():
 
 @pytest.mark.parametrize(
     ("statistic", "method"),
-    [("logit-two-way", COMPLEXITY_LOGIT_METHOD), ("score", COMPLEXITY_METHOD)],
+    [
+        ("logit-hc3-t", COMPLEXITY_T_METHOD),
+        ("logit-two-way", COMPLEXITY_LOGIT_METHOD),
+        ("score", COMPLEXITY_METHOD),
+    ],
 )
 def test_the_report_runs_the_statistic_it_is_given(statistic, method):
     from types import SimpleNamespace
@@ -98,4 +122,8 @@ def test_the_report_runs_the_statistic_it_is_given(statistic, method):
     _complexity_permutation(_slopes_study(2, people=20), options, out)
     test = out.fits["complexity_permutation"]
     assert test.method == method
-    assert method.split("(")[1].rstrip(")") in permutation_sentence(test)
+    sentence = permutation_sentence(test)
+    if statistic == "logit-hc3-t":
+        assert "against t(10)" in sentence and "relabelling" not in sentence
+    else:
+        assert method.split("(")[1].rstrip(")") in sentence

@@ -529,7 +529,7 @@ def test_one_primary_test_per_hypothesis_and_the_rest_as_robustness(inputs, tmp_
     assert primary.set_index("hypothesis").loc["recency", "test"].startswith("item permutation")
     # A permutation test's estimate is its statistic, and the row says so.
     notes = primary.set_index("hypothesis")["note"].fillna("")
-    assert notes["complexity"].startswith("estimate: the permutation test's statistic")
+    assert notes["complexity"].startswith("estimate: the test's statistic")
     assert notes["recency"] == notes["complexity"] and notes["interaction"] == ""
     robustness = pd.read_csv(out / "tables" / "robustness_tests.csv")
     recency = robustness[robustness["hypothesis"] == "recency"]
