@@ -22,7 +22,9 @@ spillover), which is not fittable on a corpus of 850,000 reading times. The decl
   slopes of the effect of interest are the ones a confirmatory test needs), uncorrelated. When
   the fit is singular or does not converge it follows the ladder (``ladder.R``, from its second
   step): drop the slopes whose SD is below :data:`LMER_NEAR_ZERO` of the residual SD, then drop
-  slopes one at a time by likelihood-ratio test at :data:`LADDER_ALPHA`; every fit is a step.
+  slopes one at a time by likelihood-ratio test while p > 0.2
+  (:data:`~tracktale.analysis.stats.random_structure.LADDER_ALPHA`, ``ladder.R``'s default) or
+  the fit still fails; every fit is a step.
 - ``participant-slope``: the by-participant slope of the model's own surprisal term only, as
   given (the structure before the choice existed).
 - ``intercepts``: crossed random intercepts only, as given.
@@ -34,8 +36,8 @@ cross-validated by :mod:`tracktale.analysis.reading.deltall` with participant in
 models, so the two models it compares always have the same random part.
 
 With one participant (a by-word table of mean reading times, such as Natural Stories' per-word
-summary), there is no participant variance to model: lme4 keeps the item intercepts only and
-statsmodels clusters by item only.
+summary), there is no participant variance to model: lme4 keeps the item grouping only (its
+intercepts, and under ``surprisal`` its slopes) and statsmodels clusters by item only.
 """
 
 from __future__ import annotations
