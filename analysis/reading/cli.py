@@ -54,9 +54,10 @@ _EXISTING = click.Path(exists=True, path_type=Path)
     type=click.Choice(RANDOM_CHOICES),
     default="surprisal",
     show_default=True,
-    help="lmer's random slopes: surprisal (by participant and by item, of the surprisal term "
-    "and its spillover, uncorrelated, simplified along the ladder when singular), "
-    "participant-slope (the own surprisal term by participant) or intercepts.",
+    help="lmer's random slopes: surprisal (of the surprisal term, by participant and by item, "
+    "uncorrelated, simplified along the ladder when singular), surprisal-spillover (the same "
+    "with its spillover copies), participant-slope (the surprisal term by participant, as "
+    "given) or intercepts.",
 )
 @click.option(
     "--folds", type=click.IntRange(2), default=10, show_default=True,

@@ -17,14 +17,17 @@ from the maximal structure: a slope, by participant and by item, for every term 
 within them. Every word predictor here varies within both (about nine slopes per grouping with
 spillover), which is not fittable on a corpus of 850,000 reading times. The declared choices:
 
-- ``surprisal`` (the default): by-participant and by-item slopes of the model's surprisal term
-  and its spillover copies, the terms the model adds and is tested on (Barr et al. 2013: the
-  slopes of the effect of interest are the ones a confirmatory test needs), uncorrelated. When
-  the fit is singular or does not converge it follows the ladder (``ladder.R``, from its second
-  step): drop the slopes whose SD is below :data:`LMER_NEAR_ZERO` of the residual SD, then drop
-  slopes one at a time by likelihood-ratio test while p > 0.2
+- ``surprisal`` (the default): by-participant and by-item slopes of the model's own surprisal
+  term, the term whose slope and interval are reported (Barr et al. 2013: the slopes of the
+  effect tested are the ones a confirmatory test needs), uncorrelated. When the fit is singular
+  or does not converge it follows the ladder (``ladder.R``, from its second step): drop the
+  slopes whose SD is below :data:`LMER_NEAR_ZERO` of the residual SD, then drop slopes one at a
+  time by likelihood-ratio test while p > 0.2
   (:data:`~tracktale.analysis.stats.random_structure.LADDER_ALPHA`, ``ladder.R``'s default) or
   the fit still fails; every fit is a step.
+- ``surprisal-spillover``: the same with slopes of the spillover copies too, along the same
+  ladder (six slopes with two lags; on a simulated 60,000 RTs about ten times the time of
+  ``participant-slope``).
 - ``participant-slope``: the by-participant slope of the model's own surprisal term only, as
   given (the structure before the choice existed).
 - ``intercepts``: crossed random intercepts only, as given.
@@ -54,7 +57,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 Engine = Literal["auto", "lme4", "statsmodels"]
-RandomChoice = Literal["surprisal", "participant-slope", "intercepts"]
+RandomChoice = Literal["surprisal", "surprisal-spillover", "participant-slope", "intercepts"]
 """The lmer models' random slopes (see the module's docstring)."""
 RANDOM_CHOICES: tuple[str, ...] = get_args(RandomChoice)
 LMER_NEAR_ZERO = 1e-4
@@ -177,6 +180,8 @@ def random_slopes(
     tested = tested_terms(terms)
     groups = ("participant", "item") if participants else ("item",)
     if random == "surprisal":
+        return {group: tested[:1] for group in groups}
+    if random == "surprisal-spillover":
         return {group: list(tested) for group in groups}
     if random == "participant-slope":
         return {group: tested[:1] if group == "participant" else [] for group in groups}
@@ -209,7 +214,7 @@ def _lmer(
         {
             "model": _keys(models),
             "fixed": [f"log_rt ~ {' + '.join(terms)}" for terms in models.values()],
-            "ladder": random == "surprisal",
+            "ladder": random in ("surprisal", "surprisal-spillover"),
             "near_zero": LMER_NEAR_ZERO,
         }
     )

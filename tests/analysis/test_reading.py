@@ -257,10 +257,15 @@ def test_each_random_choice_gives_its_slopes_and_the_baseline_only_intercepts():
     baseline = baseline_terms(2)
     full = baseline + surprisal_terms("surprisal_3", 2)
     tested = ["surprisal_3", "surprisal_3_1", "surprisal_3_2"]
-    assert random_slopes(full, "surprisal") == {"participant": tested, "item": tested}
+    own = ["surprisal_3"]
+    assert random_slopes(full, "surprisal") == {"participant": own, "item": own}
+    assert random_slopes(full, "surprisal-spillover") == {"participant": tested, "item": tested}
     assert random_slopes(full, "participant-slope") == {"participant": ["surprisal_3"], "item": []}
     assert random_slopes(full, "intercepts") == {"participant": [], "item": []}
     assert lmer_formula(full, random_slopes(full, "surprisal")).endswith(
+        "+ surprisal_3_2 + (1 + surprisal_3 || participant) + (1 + surprisal_3 || item)"
+    )
+    assert lmer_formula(full, random_slopes(full, "surprisal-spillover")).endswith(
         "+ surprisal_3_2 + (1 + surprisal_3 + surprisal_3_1 + surprisal_3_2 || participant)"
         " + (1 + surprisal_3 + surprisal_3_1 + surprisal_3_2 || item)"
     )

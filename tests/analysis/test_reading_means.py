@@ -63,10 +63,12 @@ def test_by_word_means_without_an_effect_are_not_significant():
 def test_one_participant_keeps_only_the_item_grouping_in_lmer():
     terms = ["a", "surprisal_0", "surprisal_0_1"]
     slopes = random_slopes(terms, "surprisal", participants=False)
-    assert slopes == {"item": ["surprisal_0", "surprisal_0_1"]}
+    assert slopes == {"item": ["surprisal_0"]}
     assert lmer_formula(terms, slopes) == (
-        "log_rt ~ a + surprisal_0 + surprisal_0_1 + (1 + surprisal_0 + surprisal_0_1 || item)"
+        "log_rt ~ a + surprisal_0 + surprisal_0_1 + (1 + surprisal_0 || item)"
     )
+    slopes = random_slopes(terms, "surprisal-spillover", participants=False)
+    assert slopes == {"item": ["surprisal_0", "surprisal_0_1"]}
     for random in ("participant-slope", "intercepts"):
         slopes = random_slopes(terms, random, participants=False)
         assert lmer_formula(terms, slopes) == f"log_rt ~ {' + '.join(terms)} + (1 | item)"
