@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from collections import Counter
 
 from tracktale.analysis.reading.analyse import ReadingOptions
 from tracktale.analysis.reading.calibration import (
@@ -69,6 +70,11 @@ def _slope_part(design: ReadingDesign, engine: str, args: argparse.Namespace) ->
         f"{time.time() - start:.0f} s"
     )
     _rate("slope interval covers the planted slope", covered, len(planted))
+    laddered = [outcome for outcome in planted if outcome.fits > 1]
+    if engine == "lme4":
+        print(f"  the ladder moved in {len(laddered)} of {len(planted)} studies; fitted:")
+        for random, count in Counter(outcome.random for outcome in planted).most_common():
+            print(f"    {count:4d}  {random}")
 
 
 def _null_part(design: ReadingDesign, args: argparse.Namespace) -> None:

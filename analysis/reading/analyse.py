@@ -10,6 +10,8 @@ from tracktale.analysis.reading.deltall import Folds, delta_ll, fold_labels
 from tracktale.analysis.reading.predictors import Exclusions, exclude, word_table
 from tracktale.analysis.reading.regression import (
     Engine,
+    Fit,
+    RandomChoice,
     baseline_terms,
     fit_models,
     resolve_engine,
@@ -32,6 +34,7 @@ class ReadingOptions:
         exclusions: Which reading times to leave out.
         spillover: Previous words in the spillover terms (0-2).
         engine: ``auto`` (lme4 with R, else statsmodels), ``lme4`` or ``statsmodels``.
+        random: lmer's random slopes (:data:`~tracktale.analysis.reading.regression.RandomChoice`).
         folds: Cross-validation folds for ΔLL.
         fold_by: ``participants`` or ``items``.
         permutations: Permutations of the ΔLL test (0: none).
@@ -41,6 +44,7 @@ class ReadingOptions:
     exclusions: Exclusions = field(default_factory=Exclusions)
     spillover: int = 2
     engine: Engine = "auto"
+    random: RandomChoice = "surprisal"
     folds: int = 10
     fold_by: Folds = "participants"
     permutations: int = 99
@@ -59,6 +63,9 @@ class ReadingResult:
         delta_ll: One row per model and revision (ΔLL per word, tests, tokens, size).
         rows: The kept reading times with their predictors.
         columns: The models' surprisal columns.
+        random_effects: Every lmer fit made, one row per model and step (``model``, ``step``,
+            ``action``, ``reason``, ``formula``, ``singular``, ``converged``, ``logLik``,
+            ``fitted``: the model's final random part); empty with statsmodels.
     """
 
     engine: str
@@ -67,6 +74,7 @@ class ReadingResult:
     delta_ll: pd.DataFrame
     rows: pd.DataFrame
     columns: list[SurprisalColumn]
+    random_effects: pd.DataFrame
 
 
 def analyse_reading(
@@ -87,7 +95,7 @@ def analyse_reading(
     engine = resolve_engine(options.engine)
     models = {"baseline": baseline}
     models |= {n: baseline + surprisal_terms(n, options.spillover) for n in names}
-    fits = fit_models(rows, models, engine)
+    fits = fit_models(rows, models, engine, options.random)
     labels = {column.column: column.label for column in columns} | {"baseline": "baseline"}
     coefficients = pd.concat(
         [
@@ -104,7 +112,27 @@ def analyse_reading(
             options.permutations, options.seed,
         )  # fmt: skip
         records.append(_delta_record(column, result, fits[column.column].fixed))
-    return ReadingResult(engine, counts, coefficients, pd.DataFrame(records), rows, columns)
+    random_effects = random_steps(fits, labels)
+    return ReadingResult(
+        engine, counts, coefficients, pd.DataFrame(records), rows, columns, random_effects
+    )
+
+
+STEP_COLUMNS = ["step", "action", "reason", "formula", "singular", "converged", "logLik"]
+
+
+def random_steps(fits: dict[str, Fit], labels: dict[str, str]) -> pd.DataFrame:
+    """Every lmer fit of every model, with the model's fitted random part (empty without)."""
+    import pandas as pd
+
+    tables = [
+        fit.steps[STEP_COLUMNS].assign(model=labels[name], fitted=fit.random)
+        for name, fit in fits.items()
+        if fit.steps is not None
+    ]
+    if not tables:
+        return pd.DataFrame(columns=["model", *STEP_COLUMNS, "fitted"])
+    return pd.concat(tables, ignore_index=True)[["model", *STEP_COLUMNS, "fitted"]]
 
 
 def _delta_record(column: SurprisalColumn, result, fixed: pd.DataFrame) -> dict:

@@ -25,6 +25,8 @@ class StudyOutcome:
         delta_ll: Held-out ΔLL per word.
         p_permutation: The permutation test's p.
         p_paired_t: The paired t-test's p.
+        random: The surprisal model's fitted random part (lme4; ``""`` with statsmodels).
+        fits: The lmer fits made for it (1: the declared structure fitted; more: the ladder).
     """
 
     slope: float
@@ -32,6 +34,8 @@ class StudyOutcome:
     delta_ll: float
     p_permutation: float
     p_paired_t: float
+    random: str = ""
+    fits: int = 0
 
 
 def run_study(design: ReadingDesign, options: ReadingOptions, seed: int) -> StudyOutcome:
@@ -40,12 +44,16 @@ def run_study(design: ReadingDesign, options: ReadingOptions, seed: int) -> Stud
     result = analyse_reading(reading, words, [SIMULATED_MODEL], replace(options, seed=seed))
     row = result.delta_ll.iloc[0]
     low, high = float(row["slope_ci_low"]), float(row["slope_ci_high"])
+    steps = result.random_effects
+    steps = steps[steps["model"] == SIMULATED_MODEL.label]
     return StudyOutcome(
         slope=float(row["surprisal_slope"]),
         covered=low <= design.surprisal_slope <= high,
         delta_ll=float(row["delta_ll_per_word"]),
         p_permutation=float(row["p_permutation"]),
         p_paired_t=float(row["p_paired_t"]),
+        random=str(steps["fitted"].iloc[0]) if len(steps) else "",
+        fits=len(steps),
     )
 
 

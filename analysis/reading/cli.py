@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from tracktale.analysis.reading.regression import RANDOM_CHOICES
 from tracktale.errors import TracktaleError
 
 _EXISTING = click.Path(exists=True, path_type=Path)
@@ -47,6 +48,16 @@ _EXISTING = click.Path(exists=True, path_type=Path)
     default="auto",
     show_default=True,
     help="Regressions: lme4's lmer through R, or the OLS fallback (auto: lme4 if R has it).",
+)
+@click.option(
+    "--random",
+    type=click.Choice(RANDOM_CHOICES),
+    default="surprisal",
+    show_default=True,
+    help="lmer's random slopes: surprisal (of the surprisal term, by participant and by item, "
+    "uncorrelated, simplified along the ladder when singular), surprisal-spillover (the same "
+    "with its spillover copies), participant-slope (the surprisal term by participant, as "
+    "given) or intercepts.",
 )
 @click.option(
     "--folds", type=click.IntRange(2), default=10, show_default=True,
@@ -90,6 +101,7 @@ def reading(**opts) -> None:  # noqa: ANN003 - click passes every option by name
         ),
         spillover=opts["spillover"],
         engine=opts["engine"],
+        random=opts["random"],
         folds=opts["folds"],
         fold_by=opts["fold_by"],
         permutations=opts["permutations"],
@@ -104,6 +116,8 @@ def reading(**opts) -> None:  # noqa: ANN003 - click passes every option by name
             f"surprisal slope {row.surprisal_slope:.4f} "
             f"[{row.slope_ci_low:.4f}, {row.slope_ci_high:.4f}] ({result.engine})"
         )
+    for model, steps in result.random_effects.groupby("model", sort=False):
+        click.echo(f"random effects of {model}: {steps['fitted'].iloc[0]} ({len(steps)} fits)")
     click.echo(f"wrote {len(paths)} files to {opts['out']}")
 
 

@@ -29,6 +29,8 @@ def write_outputs(result: ReadingResult, options: ReadingOptions, out: Path) -> 
         (result.exclusions, "reading_exclusions", "Reading times excluded, by rule"),
         (result.coefficients, "reading_coefficients", "Regressions of log reading time"),
         (result.delta_ll, "reading_delta_ll", "Held-out ΔLL per word, by model"),
+        (result.random_effects, "reading_random_effects",
+         "Random effects of the lmer regressions: every fit, by model"),
         (binned(result.rows, result.columns[0].column), "reading_rt_by_surprisal",
          "Reading time by surprisal bin (first model)"),
         (smooth(result.rows, result.columns[0].column), "reading_rt_smooth",
@@ -152,19 +154,38 @@ def _delta_plot(delta: pd.DataFrame, x: str, label: str):
     return figure
 
 
-def _engine_text(result: ReadingResult) -> str:
+def _engine_text(result: ReadingResult, options: ReadingOptions) -> str:
     if result.rows["participant"].nunique() == 1:
         return (
-            "one participant, by-word means: random item intercepts"
+            f"one participant, by-word means: lmer, item random effects below "
+            f"(`--random {options.random}`)"
             if result.engine == "lme4"
             else "one participant, by-word means: OLS, SEs clustered by item"
         )
     if result.engine == "lme4":
-        return "lmer, random intercepts for participants and items, by-participant surprisal slope"
+        return f"lmer, random effects below (`--random {options.random}`)"
     return (
         "fallback without R: OLS with participant fixed effects, SEs clustered by participant"
         " and item"
     )
+
+
+def random_lines(random_effects: pd.DataFrame) -> list[str]:
+    """Each model's fitted random part and, where there were several fits, every step."""
+    from tracktale.analysis.reading.regression import random_of
+
+    lines = []
+    for model, steps in random_effects.groupby("model", sort=False):
+        lines.append(f"- {model}: `{steps['fitted'].iloc[0]}`")
+        if len(steps) == 1 and not steps["singular"].iloc[0]:
+            continue
+        for row in steps.itertuples():
+            state = "singular" if row.singular else "ok" if row.converged else "not converged"
+            lines.append(
+                f"    {row.step}. {row.action} ({row.reason}): `{random_of(row.formula)}` -> "
+                f"{state}"
+            )
+    return lines
 
 
 def summary_text(result: ReadingResult, options: ReadingOptions) -> str:
@@ -173,11 +194,13 @@ def summary_text(result: ReadingResult, options: ReadingOptions) -> str:
     lines = [
         "# Reading times and surprisal",
         "",
-        f"- Regressions: **{result.engine}** ({_engine_text(result)})",
+        f"- Regressions: **{result.engine}** ({_engine_text(result, options)})",
         f"- ΔLL: {options.folds}-fold cross-validation over {options.fold_by}; one-sided "
         f"permutation test with {options.permutations} permutations.",
         f"- Exclusions: RT outside {rules.min_rt_ms:g}-{rules.max_rt_ms:g} ms, first/last word "
         f"of a screen: {rules.first_last}, words with punctuation: {rules.punctuation}.",
+        *(["", "Random effects (lmer; every fit in reading_random_effects.csv):",
+           *random_lines(result.random_effects)] if len(result.random_effects) else []),
         "",
         "| rule | rows |",
         "|---|---|",

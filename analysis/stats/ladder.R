@@ -7,11 +7,17 @@
 #      converged; a slope is a candidate only when no other slope of its grouping contains it
 #      (an interaction goes before its main effects).
 # Every fit is a step of the returned table, with the reason it was made. Sourced by
-# glmer_ladder.R (one data set, the report) and glmer_sims.R (simulations). Only base R
+# glmer_ladder.R (one data set, the report), glmer_sims.R (simulations) and lmer.R (reading
+# times: it sets `ladder_model` and `ladder_control` to lmer's after sourcing). Only base R
 # and lme4 are used.
 suppressPackageStartupMessages(library(lme4))
 
 ladder_control <- glmerControl(optimizer = "bobyqa", optCtrl = list(maxfun = 2e5))
+
+# The model fitted at each step (a script sourcing this file may replace it, as lmer.R does).
+ladder_model <- function(formula, data, control) {
+  glmer(as.formula(formula), data = data, family = binomial, control = control)
+}
 
 random_part <- function(slopes, correlated) {
   parts <- vapply(names(slopes), function(group) {
@@ -31,7 +37,7 @@ fit_once <- function(formula, data, control = ladder_control) {
   seen <- character(0)
   fit <- tryCatch(
     withCallingHandlers(
-      glmer(as.formula(formula), data = data, family = binomial, control = control),
+      ladder_model(formula, data, control),
       warning = function(w) {
         seen <<- c(seen, conditionMessage(w))
         invokeRestart("muffleWarning")
@@ -105,7 +111,11 @@ without <- function(slopes, group, term) {
   slopes
 }
 
-run_ladder <- function(fixed, slopes, data, alpha = 0.2, near_zero = 0.01) {
+# `correlated = FALSE` starts from the uncorrelated structure (declared, as lmer.R's reading
+# models do) and skips step 1; `relative = TRUE` reads `near_zero` in units of the residual SD
+# (lmer's theta for an uncorrelated slope), so that it does not depend on the response's scale.
+run_ladder <- function(fixed, slopes, data, alpha = 0.2, near_zero = 0.01, correlated = TRUE,
+                       relative = FALSE) {
   steps <- list()
   record <- function(action, reason, result) {
     steps[[length(steps) + 1]] <<- data.frame(
@@ -115,10 +125,13 @@ run_ladder <- function(fixed, slopes, data, alpha = 0.2, near_zero = 0.01) {
       stringsAsFactors = FALSE)
   }
   has_slopes <- function(s) sum(lengths(s)) > 0
-  result <- fit_once(ladder_formula(fixed, slopes, TRUE), data)
-  record("maximal", "the maximal structure the design justifies", result)
-  correlated <- TRUE
-  if (!fit_ok(result) && has_slopes(slopes)) {
+  result <- fit_once(ladder_formula(fixed, slopes, correlated), data)
+  if (correlated) {
+    record("maximal", "the maximal structure the design justifies", result)
+  } else {
+    record("declared", "the declared structure, slopes uncorrelated", result)
+  }
+  if (correlated && !fit_ok(result) && has_slopes(slopes)) {
     reason <- why_not(result)
     correlated <- FALSE
     result <- fit_once(ladder_formula(fixed, slopes, FALSE), data)
@@ -126,9 +139,10 @@ run_ladder <- function(fixed, slopes, data, alpha = 0.2, near_zero = 0.01) {
   }
   if (!fit_ok(result) && has_slopes(slopes) && !is.null(result$fit)) {
     sds <- slope_sds(result, slopes)
-    zero <- sds[!is.na(sds$sd) & sds$sd < near_zero, , drop = FALSE]
+    threshold <- if (relative) near_zero * sigma(result$fit) else near_zero
+    zero <- sds[!is.na(sds$sd) & sds$sd < threshold, , drop = FALSE]
     if (nrow(zero) > 0) {
-      reason <- paste0(why_not(result), "; SD < ", near_zero, ": ",
+      reason <- paste0(why_not(result), "; SD < ", signif(threshold, 2), ": ",
                        paste(sprintf("%s by %s (SD %.2g)", zero$term, zero$group, zero$sd),
                              collapse = ", "))
       for (i in seq_len(nrow(zero))) slopes <- without(slopes, zero$group[i], zero$term[i])

@@ -243,3 +243,99 @@ def test_lmer_recovers_the_planted_slope(lme4):
     assert terms["simulated-model"] - terms["baseline"] == {
         "surprisal_0", "surprisal_0_1", "surprisal_0_2"
     }  # fmt: skip
+
+
+def test_each_random_choice_gives_its_slopes_and_the_baseline_only_intercepts():
+    from tracktale.analysis.reading.regression import (
+        RANDOM_CHOICES,
+        baseline_terms,
+        lmer_formula,
+        random_slopes,
+        surprisal_terms,
+    )
+
+    baseline = baseline_terms(2)
+    full = baseline + surprisal_terms("surprisal_3", 2)
+    tested = ["surprisal_3", "surprisal_3_1", "surprisal_3_2"]
+    own = ["surprisal_3"]
+    assert random_slopes(full, "surprisal") == {"participant": own, "item": own}
+    assert random_slopes(full, "surprisal-spillover") == {"participant": tested, "item": tested}
+    assert random_slopes(full, "participant-slope") == {"participant": ["surprisal_3"], "item": []}
+    assert random_slopes(full, "intercepts") == {"participant": [], "item": []}
+    assert lmer_formula(full, random_slopes(full, "surprisal")).endswith(
+        "+ surprisal_3_2 + (1 + surprisal_3 || participant) + (1 + surprisal_3 || item)"
+    )
+    assert lmer_formula(full, random_slopes(full, "surprisal-spillover")).endswith(
+        "+ surprisal_3_2 + (1 + surprisal_3 + surprisal_3_1 + surprisal_3_2 || participant)"
+        " + (1 + surprisal_3 + surprisal_3_1 + surprisal_3_2 || item)"
+    )
+    for random in RANDOM_CHOICES:  # the baseline lacks every slope's fixed term
+        assert lmer_formula(baseline, random_slopes(baseline, random)).endswith(
+            "+ log_frequency_2 + (1 | participant) + (1 | item)"
+        )
+
+
+def test_the_summary_prints_the_fitted_random_part_and_the_ladder_steps():
+    from tracktale.analysis.reading.outputs import random_lines
+
+    full = "log_rt ~ a + s + (1 + s || participant) + (1 + s || item)"
+    steps = pd.DataFrame(
+        {
+            "model": ["baseline", "m", "m"],
+            "step": [1, 1, 2],
+            "action": ["declared", "declared", "drop zero-variance slopes"],
+            "reason": ["as declared", "as declared", "singular fit; SD < 3e-05: s by item"],
+            "formula": [
+                "log_rt ~ a + (1 | participant) + (1 | item)",
+                full,
+                "log_rt ~ a + s + (1 + s || participant) + (1 | item)",
+            ],  # fmt: skip
+            "singular": [False, True, False],
+            "converged": [True, True, True],
+            "fitted": ["(1 | participant) + (1 | item)"]
+            + ["(1 + s || participant) + (1 | item)"] * 2,
+        }
+    )
+    assert random_lines(steps) == [
+        "- baseline: `(1 | participant) + (1 | item)`",
+        "- m: `(1 + s || participant) + (1 | item)`",
+        "    1. declared (as declared): `(1 + s || participant) + (1 + s || item)` -> singular",
+        "    2. drop zero-variance slopes (singular fit; SD < 3e-05: s by item): "
+        "`(1 + s || participant) + (1 | item)` -> ok",
+    ]
+
+
+def test_the_command_takes_only_the_declared_random_choices(tmp_path):
+    from tracktale.app.cli import cli
+
+    arguments = ["analysis", "reading", "--simulate", "--out", str(tmp_path), "--random"]
+    result = CliRunner().invoke(cli, [*arguments, "maximal"])
+    assert result.exit_code == 2 and "'maximal' is not one of" in result.output
+
+
+def test_lmer_drops_the_zero_slopes_along_the_ladder_and_records_each_step(lme4):
+    # Readers differ widely in their surprisal slope; items not at all (none planted).
+    design = replace(SMALL, participants=20, surprisal_slope=0.05, surprisal_slope_sd=0.05)
+    reading, words = simulate_study(design, 4)
+    options = replace(FAST, engine="lme4", permutations=0, spillover=0)
+    result = analyse_reading(reading, words, [SIMULATED_MODEL], options)
+    steps = result.random_effects.set_index("model")
+    assert steps.loc["baseline", "fitted"] == "(1 | participant) + (1 | item)"
+    model = steps.loc[[SIMULATED_MODEL.label]]
+    assert model["action"].tolist() == ["declared", "drop zero-variance slopes"], model
+    assert (
+        model["formula"]
+        .iloc[0]
+        .endswith("(1 + surprisal_0 || participant) + (1 + surprisal_0 || item)")
+    )
+    assert "surprisal_0 by item (SD 0" in model["reason"].iloc[1]
+    assert model["singular"].tolist() == [True, False]
+    assert set(model["fitted"]) == {"(1 + surprisal_0 || participant) + (1 | item)"}
+    row = result.delta_ll.iloc[0]
+    assert row["slope_ci_low"] <= design.surprisal_slope <= row["slope_ci_high"]
+    # Chosen structures are fitted as given, one fit each, singular or not.
+    given = analyse_reading(
+        reading, words, [SIMULATED_MODEL], replace(options, random="intercepts")
+    ).random_effects
+    assert given["action"].tolist() == ["declared", "declared"]
+    assert set(given["fitted"]) == {"(1 | participant) + (1 | item)"}

@@ -11,7 +11,7 @@ import pytest
 
 from tracktale.analysis.reading.analyse import ReadingOptions, analyse_reading
 from tracktale.analysis.reading.outputs import binned, rt_figure, smooth, write_outputs
-from tracktale.analysis.reading.regression import lmer_formula
+from tracktale.analysis.reading.regression import lmer_formula, random_slopes
 from tracktale.analysis.reading.simulate import SIMULATED_MODEL, ReadingDesign, simulate_study
 from tracktale.errors import TracktaleError
 
@@ -60,9 +60,18 @@ def test_by_word_means_without_an_effect_are_not_significant():
     assert result.delta_ll["p_permutation"].iloc[0] > 0.05
 
 
-def test_one_participant_keeps_only_the_item_intercepts_in_lmer():
-    assert lmer_formula(["a", "s"], "s", participants=False) == "log_rt ~ a + s + (1 | item)"
-    assert lmer_formula(["a"], None) == "log_rt ~ a + (1 | participant) + (1 | item)"
+def test_one_participant_keeps_only_the_item_grouping_in_lmer():
+    terms = ["a", "surprisal_0", "surprisal_0_1"]
+    slopes = random_slopes(terms, "surprisal", participants=False)
+    assert slopes == {"item": ["surprisal_0"]}
+    assert lmer_formula(terms, slopes) == (
+        "log_rt ~ a + surprisal_0 + surprisal_0_1 + (1 + surprisal_0 || item)"
+    )
+    slopes = random_slopes(terms, "surprisal-spillover", participants=False)
+    assert slopes == {"item": ["surprisal_0", "surprisal_0_1"]}
+    for random in ("participant-slope", "intercepts"):
+        slopes = random_slopes(terms, random, participants=False)
+        assert lmer_formula(terms, slopes) == f"log_rt ~ {' + '.join(terms)} + (1 | item)"
 
 
 @pytest.mark.parametrize(("slope", "rising"), [(0.15, True), (-0.15, False)])
