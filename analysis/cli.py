@@ -23,6 +23,7 @@ from tracktale.analysis.report.context import (
     InteractionTest,
 )
 from tracktale.analysis.stats.glm import RECENCY_COLUMNS, TASK_CODINGS, Recency, TaskCoding
+from tracktale.analysis.stats.primary import RecencyInterval
 from tracktale.errors import TracktaleError
 from tracktale.experiment.export.summary import EXCLUSION_THRESHOLD
 from tracktale.schema.records import SOURCES
@@ -156,6 +157,16 @@ def analysis() -> None:
     "the ladder where R has lme4; not yet benchmarked at scale).",
 )
 @click.option(
+    "--recency-interval",
+    type=click.Choice(get_args(RecencyInterval)),
+    default="permutation",
+    show_default=True,
+    help="SE of recency's equivalence test (TOST): the items' dispersion of the recency "
+    "contrast within complexity levels, t with their pooled df (permutation), or the floored "
+    "two-way GLM's SE, t(items - 1) (two-way: the default before issue 29's third pass; too "
+    "ready to claim equivalence at large item variation).",
+)
+@click.option(
     "--two-way-se",
     type=click.Choice(["max", "cgm"]),
     default="max",
@@ -255,6 +266,7 @@ def report(
     bayes: bool,
     complexity_statistic: ComplexityStatistic,
     interaction_test: InteractionTest,
+    recency_interval: RecencyInterval,
     two_way_se: str,
     accuracy_interval: AccuracyInterval,
     calibrated: bool,
@@ -307,6 +319,7 @@ def report(
         bayes=bayes,
         complexity_statistic=complexity_statistic,
         interaction_test=interaction_test,
+        recency_interval=recency_interval,
         value="correct_calibrated" if calibrated else "correct",
         models=model_ids or None,
         templates=templates or None,
