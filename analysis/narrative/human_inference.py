@@ -306,12 +306,16 @@ def _equivalence(analysed: pd.DataFrame, out: HumanInference, save, options: Any
     import pandas as pd
 
     from tracktale.analysis.stats.glm import design_frame
-    from tracktale.analysis.stats.primary import RECENCY_INTERVAL_LABELS, recency_equivalence
+    from tracktale.analysis.stats.primary import (
+        RECENCY_INTERVAL_LABELS,
+        RecencyInterval,
+        recency_equivalence,
+    )
 
     fit = out.fits.get("glm2way_recency")
     if fit is None or "recency_c" not in set(fit.table["term"]):
         return
-    interval = getattr(options, "recency_interval", "permutation")
+    interval: RecencyInterval = getattr(options, "recency_interval", "permutation")
     frame, _ = design_frame(
         analysed, recency=options.recency, task_coding=options.task_coding, extra=("item_id",)
     )
