@@ -14,6 +14,8 @@ effect, items drawn anew in every study) with a recency effect of +3 and -3 poin
 - ``two-way, t(df)``: the same SE with the permutation candidate's fewer df;
 - ``permutation``: the SE from the items' dispersion of the recency contrast within complexity
   levels (:func:`~tracktale.analysis.stats.primary.recency_permutation_se`), t(df);
+- ``perm., uncorrected``: the same without its correction for the df that fitting recency takes
+  from model 2's residuals (the first version measured);
 - ``larger``: the larger of the two SEs, t(df).
 
 The true effect in points is the TOST's estimand on infinite data: the population-averaged GLM
@@ -37,7 +39,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-CANDIDATES = ("two-way", "two-way, t(df)", "permutation", "larger")
+CANDIDATES = ("two-way", "two-way, t(df)", "permutation", "perm., uncorrected", "larger")
 
 
 def _load() -> str:
@@ -140,13 +142,16 @@ def candidate(rows: Any, name: str) -> tuple[Any, Any]:
     """The SE and df each candidate gives every study."""
     import numpy as np
 
+    df_new = rows["df_permutation"]
     se = {
         "two-way": rows["se_two_way"],
         "two-way, t(df)": rows["se_two_way"],
         "permutation": rows["se_permutation"],
+        "perm., uncorrected": rows["se_permutation"] * np.sqrt(df_new / (df_new + 1)),
         "larger": np.fmax(rows["se_two_way"], rows["se_permutation"]),
     }[name]
     df = rows["df_two_way"] if name == "two-way" else rows["df_permutation"]
+    df = df + 1 if name == "perm., uncorrected" else df
     return se, df
 
 

@@ -194,8 +194,9 @@ def recency_permutation_se(fit: Any, frame: pd.DataFrame) -> tuple[float, float]
     (``sum_i c_i^2 W_i``, ``W_i`` the item's summed ``mu (1 - mu)``) is the items' dispersion
     for the recency contrast; the model-based SE of the recency coefficient times its square
     root is the SE returned. Residuals are model 2's (recency fitted), so a true recency effect
-    does not inflate the spread. The variance is pooled within levels, so the df are the
-    informative items less the informative levels.
+    does not inflate the spread; having fitted recency, they have one df fewer, so the variance
+    is scaled by ``df / (df - 1)`` and the df are the informative items less the informative
+    levels, less one.
 
     Args:
         fit: The GLM of model 2 (``recency_c``), fitted on ``frame``'s rows in order.
@@ -228,12 +229,14 @@ def recency_permutation_se(fit: Any, frame: pd.DataFrame) -> tuple[float, float]
         permuted += float(centred @ centred) * spread / (len(level) - 1)
         binomial += float(centred**2 @ level["weight"])
         df += len(level) - 1
-    if not df or binomial <= 0:
+    if df < 2 or binomial <= 0:
         raise TracktaleError("recency does not vary within any complexity level")
     names = list(result.model.exog_names)
     position = names.index("recency_c")
     model_variance = float(np.asarray(result.normalized_cov_params)[position, position])
-    return math.sqrt(model_variance * permuted / binomial), df
+    # Model 2's residuals have had the recency direction fitted out of them: one df fewer.
+    dispersion = permuted / binomial * df / (df - 1)
+    return math.sqrt(model_variance * dispersion), df - 1
 
 
 def recency_equivalence(

@@ -71,9 +71,13 @@ def test_the_permutation_variance_is_that_of_the_relabelled_contrast(recency_fit
         shuffled = rng.permuted(np.broadcast_to(centred, (20000, len(centred))), axis=1)
         drawn += shuffled @ level["residual"].to_numpy()
         binomial += float(centred**2 @ weights[level.index])
-    se, _ = recency_permutation_se(fit, frame)
+    se, df = recency_permutation_se(fit, frame)
     model_se = float(np.sqrt(fit.result.normalized_cov_params.loc["recency_c", "recency_c"]))
-    assert se / model_se == pytest.approx(np.sqrt(drawn.var() / binomial), rel=0.03)
+    varying = [len(level) for _, level in items.groupby("stratum") if level["value"].nunique() > 1]
+    informative = sum(varying) - len(varying)
+    assert df == informative - 1  # recency, fitted, takes one
+    corrected = drawn.var() / binomial * informative / (informative - 1)
+    assert se / model_se == pytest.approx(np.sqrt(corrected), rel=0.015)
 
 
 def test_the_permutation_se_grows_with_the_items_spread(human_set):
