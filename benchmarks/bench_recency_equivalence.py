@@ -234,12 +234,12 @@ def main(argv: list[str] | None = None) -> None:
                 f" mean SE two-way {mean['se_two_way']:.2f}, permutation "
                 f"{mean['se_permutation']:.2f}; failed fits {len(rows) - len(valid)}"
             )
-            print(f"  {'SE, df':<16}{'claims':>7}  95% CI          one-sided misses")
+            print(f"  {'SE, df':<20}{'claims':>7}  95% CI          one-sided misses")
             for name in CANDIDATES:
                 claimed, missed = rates(valid, name, args.bound, points)
                 low, high = wilson_interval(claimed, len(valid))
                 print(
-                    f"  {name:<16}{100 * claimed / len(valid):6.1f}%  [{100 * low:4.1f}, "
+                    f"  {name:<20}{100 * claimed / len(valid):6.1f}%  [{100 * low:4.1f}, "
                     f"{100 * high:4.1f}]  {100 * missed / len(valid):5.1f}%  ({len(valid)})"
                 )
             print(f"  time {time.perf_counter() - t0:.0f} s; {_load()}")
