@@ -159,12 +159,13 @@ def analysis() -> None:
 @click.option(
     "--recency-interval",
     type=click.Choice(get_args(RecencyInterval)),
-    default="permutation",
+    default="larger",
     show_default=True,
-    help="SE of recency's equivalence test (TOST): the items' dispersion of the recency "
-    "contrast within complexity levels, t with their pooled df (permutation), or the floored "
-    "two-way GLM's SE, t(items - 1) (two-way: the default before issue 29's third pass; too "
-    "ready to claim equivalence at large item variation).",
+    help="SE of recency's equivalence test (TOST): the larger of the item-permutation SE (the "
+    "items' dispersion of the recency contrast within complexity levels) and the two-way GLM's, "
+    "t with the permutation's df (larger); the item-permutation SE alone (permutation); or the "
+    "floored two-way GLM's SE, t(items - 1) (two-way: the default before issue 29's third "
+    "pass, too ready to claim equivalence).",
 )
 @click.option(
     "--two-way-se",

@@ -315,7 +315,7 @@ def _equivalence(analysed: pd.DataFrame, out: HumanInference, save, options: Any
     fit = out.fits.get("glm2way_recency")
     if fit is None or "recency_c" not in set(fit.table["term"]):
         return
-    interval: RecencyInterval = getattr(options, "recency_interval", "permutation")
+    interval: RecencyInterval = getattr(options, "recency_interval", "larger")
     frame, _ = design_frame(
         analysed, recency=options.recency, task_coding=options.task_coding, extra=("item_id",)
     )

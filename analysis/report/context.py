@@ -79,9 +79,10 @@ class ReportOptions:
             ``lead`` (the leading model's term: glmer's where R has lme4).
         recency_sesoi: The smallest recency effect of interest (percentage points per focus
             position): the bounds of recency's equivalence test and Bayesian estimate.
-        recency_interval: The SE recency's equivalence test rests on: ``permutation`` (the
-            items' dispersion of the recency contrast within complexity levels, t with their
-            pooled df; the default since issue 29's third pass) or ``two-way`` (the floored
+        recency_interval: The SE recency's equivalence test rests on: ``larger`` (the default
+            since issue 29's third pass: the larger of the item-permutation SE and the two-way
+            GLM's, t with the permutation's df), ``permutation`` (the items' dispersion of the
+            recency contrast within complexity levels alone) or ``two-way`` (the floored
             two-way GLM's SE, t(items - 1): too small at large item variation).
         bayes: Also fit the recency model with brms (:mod:`~tracktale.analysis.stats.bayes`).
         value: The model correctness column (``correct`` or ``correct_calibrated``).
@@ -108,7 +109,7 @@ class ReportOptions:
     complexity_statistic: ComplexityStatistic = "logit-two-way"
     interaction_test: InteractionTest = "glm-2way"
     recency_sesoi: float = 3.0
-    recency_interval: RecencyInterval = "permutation"
+    recency_interval: RecencyInterval = "larger"
     bayes: bool = False
     value: ValueColumn = "correct"
     models: tuple[str, ...] | None = None

@@ -53,7 +53,11 @@ def test_points_are_the_logistic_slope_at_the_mean_accuracy(recency_fit):
     b = fit.table.set_index("term").loc["recency_c", "b"]
     accuracy = fit.result.model.endog.mean()
     assert result["estimate_points"] == pytest.approx(100 * accuracy * (1 - accuracy) * b)
-    assert result["interval"] == RECENCY_INTERVAL_LABELS["permutation"]  # the default
+    assert result["interval"] == RECENCY_INTERVAL_LABELS["larger"]  # the default
+    permuted = recency_equivalence(fit, 3.0, "permutation", frame)
+    two_way = recency_equivalence(fit, 3.0, "two-way")
+    assert result["se_points"] == max(permuted["se_points"], two_way["se_points"])
+    assert result["df"] == permuted["df"]
 
 
 def test_the_permutation_variance_is_that_of_the_relabelled_contrast(recency_fit):
@@ -93,8 +97,9 @@ def test_the_permutation_se_grows_with_the_items_spread(human_set):
 
 def test_the_permutation_interval_needs_the_frame_and_a_known_interval(recency_fit):
     fit, frame = recency_fit
-    with pytest.raises(TracktaleError, match="design frame"):
-        recency_equivalence(fit)
+    for interval in ("larger", "permutation"):
+        with pytest.raises(TracktaleError, match="design frame"):
+            recency_equivalence(fit, 3.0, interval)
     with pytest.raises(TracktaleError, match="unknown recency interval"):
         recency_equivalence(fit, 3.0, "wald", frame)  # type: ignore[arg-type]
     with pytest.raises(TracktaleError, match="rows"):

@@ -530,7 +530,7 @@ def test_the_recency_interval_reaches_the_options(inputs, tmp_path, capsys, monk
     monkeypatch.setattr(report_module, "build_report", capture)
     for extra in ((), ("--recency-interval", "two-way")):
         assert run(_argv(inputs, tmp_path / "out", *extra), capsys)[0] == 0
-    assert seen == ["permutation", "two-way"]
+    assert seen == ["larger", "two-way"]
 
 
 def test_one_primary_test_per_hypothesis_and_the_rest_as_robustness(inputs, tmp_path, capsys):
@@ -553,8 +553,8 @@ def test_one_primary_test_per_hypothesis_and_the_rest_as_robustness(inputs, tmp_
     )
     assert len(primary.merge(robustness, on=["hypothesis", "test", "model"])) == 0
     equivalence = pd.read_csv(out / "tables" / "recency_equivalence.csv").iloc[0]
-    # The TOST's SE is the permutation one by default, and the table says so.
-    assert equivalence["interval"] == RECENCY_INTERVAL_LABELS["permutation"]
+    # The TOST's SE is the larger of the permutation and two-way ones by default, as said.
+    assert equivalence["interval"] == RECENCY_INTERVAL_LABELS["larger"]
     assert equivalence["df"] < 30 and equivalence["se_points"] > 0
     page = (out / "report.html").read_text()
-    assert "SE: item dispersion within complexity levels" in page
+    assert "SE: the larger of the item-permutation SE and the two-way GLM" in page
