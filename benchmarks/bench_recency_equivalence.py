@@ -13,10 +13,12 @@ effect, items drawn anew in every study) with a recency effect of +3 and -3 poin
   third pass);
 - ``two-way, t(df)``: the same SE with the permutation candidate's fewer df;
 - ``permutation``: the SE from the items' dispersion of the recency contrast within complexity
-  levels (:func:`~tracktale.analysis.stats.primary.recency_permutation_se`), t(df);
+  levels (:func:`~tracktale.analysis.stats.primary.recency_permutation_se`), t(df), df the
+  informative items less the informative levels less one;
 - ``perm., uncorrected``: the same without its correction for the df that fitting recency takes
   from model 2's residuals (the first version measured);
-- ``larger``: the larger of the two SEs, t(df).
+- ``larger``: the larger of the two SEs, t(df) (the report's default since that pass:
+  ``--recency-interval larger``).
 
 The true effect in points is the TOST's estimand on infinite data: the population-averaged GLM
 slope times ``100 p (1 - p)`` (:func:`estimand_points`, with the guessers the paper's

@@ -259,12 +259,12 @@ def recency_equivalence(
     the participants do too); ``permutation``, :func:`recency_permutation_se`, t with its df;
     ``two-way``, the fit's own (floored) SE and reference, t(items - 1). Measured
     (``benchmarks/bench_recency_equivalence.py``, N 48, the null benchmarks' richer truth,
-    1,000 studies per cell, bounds +-8 points, where the TOST can claim anything): with the
-    true effect at a bound, ``two-way`` claimed equivalence in 7.7% / 7.4% of studies at item
-    SD 0.5 and 7.3% / 7.6% at 0.2, ``permutation`` 5.0% / 4.9% and 6.2% / 6.4%, ``larger``
-    4.8% / 4.6% and 5.2% / 5.6%, with 37% and 90% power at a true 0. At the default +-3 points
-    and N 48 none claims it in more than 1.5% of studies whatever the truth: the 90% interval
-    is wider than the bounds.
+    bounds +-8 points, where the TOST can claim anything; 1,000 studies per cell, two runs):
+    with the true effect at a bound, ``two-way`` claimed equivalence in 6.2-7.7% of studies,
+    ``permutation`` in 4.4-5.0% at item SD 0.5 but 5.7-6.4% at 0.2, ``larger`` in 4.3-5.6%
+    (4.7% of 8,000), with 36-37% (item SD 0.5) and 90% (0.2) power at a true 0. At the
+    default +-3 points and N 48 none claims it in more than 1.5% of studies whatever the
+    truth: the 90% interval is wider than the bounds.
 
     Args:
         fit: A :class:`~tracktale.analysis.stats.glm.GLMFit` of model 2 (with ``recency_c``).
