@@ -23,6 +23,7 @@ from tracktale.analysis.report.context import (
     InteractionTest,
 )
 from tracktale.analysis.stats.glm import RECENCY_COLUMNS, TASK_CODINGS, Recency, TaskCoding
+from tracktale.analysis.stats.primary import RecencyInterval
 from tracktale.errors import TracktaleError
 from tracktale.experiment.export.summary import EXCLUSION_THRESHOLD
 from tracktale.schema.records import SOURCES
@@ -157,6 +158,17 @@ def analysis() -> None:
     "the ladder where R has lme4; not yet benchmarked at scale).",
 )
 @click.option(
+    "--recency-interval",
+    type=click.Choice(get_args(RecencyInterval)),
+    default="larger",
+    show_default=True,
+    help="SE of recency's equivalence test (TOST): the larger of the item-permutation SE (the "
+    "items' dispersion of the recency contrast within complexity levels) and the two-way GLM's, "
+    "t with the permutation's df (larger); the item-permutation SE alone (permutation); or the "
+    "floored two-way GLM's SE, t(items - 1) (two-way: the default before issue 29's third "
+    "pass, too ready to claim equivalence).",
+)
+@click.option(
     "--two-way-se",
     type=click.Choice(["max", "cgm"]),
     default="max",
@@ -256,6 +268,7 @@ def report(
     bayes: bool,
     complexity_statistic: ComplexityStatistic,
     interaction_test: InteractionTest,
+    recency_interval: RecencyInterval,
     two_way_se: str,
     accuracy_interval: AccuracyInterval,
     calibrated: bool,
@@ -308,6 +321,7 @@ def report(
         bayes=bayes,
         complexity_statistic=complexity_statistic,
         interaction_test=interaction_test,
+        recency_interval=recency_interval,
         value="correct_calibrated" if calibrated else "correct",
         models=model_ids or None,
         templates=templates or None,

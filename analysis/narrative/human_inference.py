@@ -267,6 +267,7 @@ def human_inference(analysed: pd.DataFrame, options: Any, tables_dir: Path) -> H
     out.html.append(f"<h3>Inference: {html.escape(METHOD_LABELS[out.method])}</h3>")
     out.html.append(f"<p>{html.escape(WHY)}</p>")
     _primary(out, save, options)
+    _equivalence(analysed, out, save, options)
     _bayes(analysed, options, out, save)
     _lead_tables(out, analysis, levels, save)
     if analysis is not None and out.method != "glmer":
@@ -302,7 +303,6 @@ def _primary(out: HumanInference, save, options: Any) -> None:
     )
     save(primary, "primary_tests", "Primary tests: one per hypothesis")
     save(robustness, "robustness_tests", "Robustness: the other tests of each hypothesis")
-    _equivalence(out, save, recency_bound(options))
 
 
 def recency_bound(options: Any) -> float:
@@ -312,20 +312,34 @@ def recency_bound(options: Any) -> float:
     return float(getattr(options, "recency_sesoi", None) or RECENCY_SESOI_POINTS)
 
 
-def _equivalence(out: HumanInference, save, bound: float) -> None:
+def _equivalence(analysed: pd.DataFrame, out: HumanInference, save, options: Any) -> None:
     """The TOST of recency against the smallest effect of interest, beside its primary test."""
     import pandas as pd
 
-    from tracktale.analysis.stats.primary import recency_equivalence
+    from tracktale.analysis.stats.glm import design_frame
+    from tracktale.analysis.stats.primary import (
+        RECENCY_INTERVAL_LABELS,
+        RecencyInterval,
+        recency_equivalence,
+    )
 
     fit = out.fits.get("glm2way_recency")
     if fit is None or "recency_c" not in set(fit.table["term"]):
         return
-    result = recency_equivalence(fit, bound)
+    interval: RecencyInterval = getattr(options, "recency_interval", "larger")
+    frame, _ = design_frame(
+        analysed, recency=options.recency, task_coding=options.task_coding, extra=("item_id",)
+    )
+    try:
+        result = recency_equivalence(fit, recency_bound(options), interval, frame)
+    except TracktaleError as error:
+        out.warnings.append(f"the recency equivalence test was not run: {error}")
+        return
     verdict = "equivalent to no effect" if result["equivalent"] else "not shown equivalent"
     out.html.append(
-        "<p>Recency, equivalence test (TOST, two-way GLM, percentage points per focus "
-        f"position at the mean accuracy): {result['estimate_points']:+.2f} points, 90% CI "
+        "<p>Recency, equivalence test (TOST, two-way GLM's estimate, percentage points per "
+        f"focus position at the mean accuracy; SE: {html.escape(RECENCY_INTERVAL_LABELS[interval])}"
+        f", df {result['df']:g}): {result['estimate_points']:+.2f} points, 90% CI "
         f"[{result['ci90_low']:+.2f}, {result['ci90_high']:+.2f}] against bounds "
         f"+-{result['bound']:g}: p = {result['p_tost']:.3g}, {verdict}.</p>"
     )

@@ -9,7 +9,8 @@ provenance table naming where each model's weights came from (hub commit, local 
 file with its sha256 and quantization), so a reader of the report sees that a dequantized Q4_1
 model is not the original checkpoint. People and models are scored under one rule here,
 :data:`~tracktale.analysis.narrative.answers.SIDE_BY_SIDE_RULE` (the figures and tables say
-which).
+which). The people's 95% intervals are those of the human section (``--accuracy-interval``:
+over participants and items by default, issue 29), a model's Wilson over its items.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from tracktale.analysis.report.style import (
 )
 from tracktale.analysis.report.tables import SavedTable, save_table
 from tracktale.analysis.stats.proportions import accuracy_table
+from tracktale.errors import TracktaleError
 from tracktale.models.tasks import task_names
 
 if TYPE_CHECKING:
@@ -48,6 +50,12 @@ if TYPE_CHECKING:
 TASKS = ("explicit", "implicit")
 CHANCE: dict[str, float | None] = {"explicit": None, "implicit": 0.5}
 """Chance accuracy per task: open recall has none, a two-way choice 50%."""
+PEOPLE_INTERVALS = {
+    "two-way": "over participants and items (two-way clustered)",
+    "bootstrap": "a bootstrap over participants",
+    "wilson": "Wilson over the pooled trials",
+}
+"""How the people's intervals are made, per ``--accuracy-interval`` (the human section's own)."""
 PROVENANCE = (
     "model_source",
     "source_file",
@@ -65,10 +73,11 @@ def side_by_side_section(context: ReportContext) -> SectionResult | None:
     if models is None or final_models(models).empty:
         return None
     value = context.options.value
+    interval = context.options.accuracy_interval
     human = context.shared.get("human_analysed")
     human = human if human is not None and not human.empty else None
     section = SectionResult(title=f"{context.paradigm}: people and models side by side")
-    joint = joint_table(human, models, value)
+    joint = joint_table(human, models, value, interval)
     saved = save_table(joint, context.tables_dir, "humans_and_models", "")
     section.tables.append(
         SavedTable(
@@ -76,8 +85,8 @@ def side_by_side_section(context: ReportContext) -> SectionResult | None:
             "Accuracy (%) by complexity on the standard template (the one people saw): "
             "participants after exclusions and each model, both scored under the "
             f"{SIDE_BY_SIDE_RULE} rule ({RULE_WORDS[SIDE_BY_SIDE_RULE]}); every template, "
-            "with 95% intervals (participant bootstrap; Wilson over a model's items), in the "
-            "CSV file",
+            f"with 95% intervals (people: {PEOPLE_INTERVALS[interval]}; a model: Wilson over "
+            "its items), in the CSV file",
             side_by_side_grid(joint),
             saved.paths,
         )
@@ -94,7 +103,9 @@ def side_by_side_section(context: ReportContext) -> SectionResult | None:
     )
     rows = final_models(models)
     for agent in sorted(rows["agent"].unique()):
-        figure = case_study_figure(human, rows[rows["agent"] == agent], context.figures_dir, value)
+        figure = case_study_figure(
+            human, rows[rows["agent"] == agent], context.figures_dir, value, interval
+        )
         if figure is not None:
             section.figures.append(figure)
     provenance = provenance_table(models)
@@ -104,18 +115,41 @@ def side_by_side_section(context: ReportContext) -> SectionResult | None:
     return section
 
 
-def joint_table(human: pd.DataFrame | None, models: pd.DataFrame, value: str) -> pd.DataFrame:
-    """One row per (who, task, template, complexity): ``n``, accuracy and its Wilson interval.
+def interval_columns(accuracy_interval: str) -> tuple[str | None, str | None]:
+    """The ``cluster`` and ``item`` columns of :func:`accuracy_table` for the people's intervals.
 
-    People saw the standard template only; each model has a row per template and ``all``
-    (templates pooled).
+    ``two-way``: over participants and items; ``bootstrap``: participants alone; ``wilson``:
+    the pooled trials.
+    """
+    if accuracy_interval not in PEOPLE_INTERVALS:
+        raise TracktaleError(
+            f"unknown accuracy interval {accuracy_interval!r}: one of {', '.join(PEOPLE_INTERVALS)}"
+        )
+    cluster = "agent" if accuracy_interval in ("two-way", "bootstrap") else None
+    return cluster, "item_id" if accuracy_interval == "two-way" else None
+
+
+def joint_table(
+    human: pd.DataFrame | None,
+    models: pd.DataFrame,
+    value: str,
+    accuracy_interval: str = "two-way",
+) -> pd.DataFrame:
+    """One row per (who, task, template, complexity): ``n``, accuracy and its 95% interval.
+
+    People saw the standard template only, their intervals as ``accuracy_interval`` says
+    (:func:`interval_columns`; the human section's ``--accuracy-interval``); each model has a
+    row per template and ``all`` (templates pooled), with Wilson intervals over its items.
     """
     import pandas as pd
 
     parts = []
     if human is not None:
         scored = human.assign(correct_rule=correct_under(human, SIDE_BY_SIDE_RULE))
-        table = accuracy_table(scored, ["task", "complexity"], "correct_rule", cluster="agent")
+        cluster, item = interval_columns(accuracy_interval)
+        table = accuracy_table(
+            scored, ["task", "complexity"], "correct_rule", cluster=cluster, item=item
+        )
         table = table.drop(columns=["n_clusters", "interval"], errors="ignore")
         table.insert(0, "template", "standard")
         table.insert(0, "label", "Participants")
@@ -191,11 +225,20 @@ DODGE = 0.1
 
 
 def case_study_figure(
-    human: pd.DataFrame | None, rows: pd.DataFrame, folder: Path, value: str = "correct"
+    human: pd.DataFrame | None,
+    rows: pd.DataFrame,
+    folder: Path,
+    value: str = "correct",
+    accuracy_interval: str = "two-way",
 ) -> SavedFigure | None:
-    """One model against the participants: accuracy by complexity, a line per template."""
+    """One model against the participants: accuracy by complexity, a line per template.
+
+    The people's error bars are the intervals ``accuracy_interval`` names
+    (:func:`interval_columns`).
+    """
     if rows.empty:
         return None
+    cluster, item = interval_columns(accuracy_interval)
     agent, label = rows["agent"].iloc[0], rows["label"].iloc[0]
     templates = [t for t in TEMPLATE_COLOURS if t in set(rows["template"])]
     templates += sorted(set(rows["template"]) - set(templates))
@@ -207,7 +250,7 @@ def case_study_figure(
         figure = new_figure(2)
         for index, (ax, task) in enumerate(zip(figure.axes, TASKS, strict=True)):
             if human is not None:
-                _people(ax, human[human["task"] == task], shift["Participants"])
+                _people(ax, human[human["task"] == task], shift["Participants"], cluster, item)
             task_rows = rows[rows["task"] == task]
             task_rows = task_rows.assign(
                 correct_rule=correct_under(task_rows, SIDE_BY_SIDE_RULE, value)
@@ -234,8 +277,9 @@ def case_study_figure(
         figure.legend(handles, names, loc="outside lower center", ncols=4, fontsize=6.5)
         caption = (
             f"{label} and the participants, both scored under the {SIDE_BY_SIDE_RULE} rule "
-            f"({RULE_WORDS[SIDE_BY_SIDE_RULE]}). Error bars: 95% intervals, a bootstrap over "
-            "participants for the people and a Wilson interval over the model's items "
+            f"({RULE_WORDS[SIDE_BY_SIDE_RULE]}). Error bars: 95% intervals, "
+            f"{PEOPLE_INTERVALS[accuracy_interval]} for the people and a Wilson interval over "
+            "the model's items "
             f"({_items_per_point(rows)} per point) for the model, one dashed line per template "
             "(people and templates drawn slightly apart at each level). The dashed grey line "
             "at 50% in panel B is chance in the implicit task (two continuations); panel A "
@@ -244,10 +288,10 @@ def case_study_figure(
         return save_figure(figure, folder, f"case_study_{_slug(agent)}", caption)
 
 
-def _people(ax, trials: pd.DataFrame, shift: float) -> None:
+def _people(ax, trials: pd.DataFrame, shift: float, cluster: str | None, item: str | None) -> None:
     """The participants' accuracy by complexity (one-answer rule), ``shift`` off each level."""
     scored = trials.assign(correct_rule=correct_under(trials, SIDE_BY_SIDE_RULE))
-    people = accuracy_table(scored, ["complexity"], "correct_rule", cluster="agent")
+    people = accuracy_table(scored, ["complexity"], "correct_rule", cluster=cluster, item=item)
     people = people.assign(complexity=people["complexity"].astype(float) + shift)
     _errorbar(ax, people, "complexity", color=HUMAN_COLOUR, label="Participants")
 

@@ -17,6 +17,7 @@ from tracktale.analysis.report.options import ParadigmOptions, default_options
 from tracktale.analysis.report.style import SavedFigure
 from tracktale.analysis.report.tables import SavedTable
 from tracktale.analysis.stats.glm import Recency, TaskCoding
+from tracktale.analysis.stats.primary import RecencyInterval
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,6 +82,11 @@ class ReportOptions:
             ``lead`` (the leading model's term: glmer's where R has lme4).
         recency_sesoi: The smallest recency effect of interest (percentage points per focus
             position): the bounds of recency's equivalence test and Bayesian estimate.
+        recency_interval: The SE recency's equivalence test rests on: ``larger`` (the default
+            since issue 29's third pass: the larger of the item-permutation SE and the two-way
+            GLM's, t with the permutation's df), ``permutation`` (the items' dispersion of the
+            recency contrast within complexity levels alone) or ``two-way`` (the floored
+            two-way GLM's SE, t(items - 1): too small at large item variation).
         bayes: Also fit the recency model with brms (:mod:`~tracktale.analysis.stats.bayes`).
         value: The model correctness column (``correct`` or ``correct_calibrated``).
         models: Report only these model ids (``None``: all).
@@ -106,6 +112,7 @@ class ReportOptions:
     complexity_statistic: ComplexityStatistic = "logit-hc3-t"
     interaction_test: InteractionTest = "glm-2way"
     recency_sesoi: float = 3.0
+    recency_interval: RecencyInterval = "larger"
     bayes: bool = False
     value: ValueColumn = "correct"
     models: tuple[str, ...] | None = None

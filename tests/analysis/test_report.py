@@ -12,6 +12,7 @@ from tests.conftest import SMALL_PERMUTATIONS, small_report
 from tracktale.analysis.data.tidy import select
 from tracktale.analysis.report import build as report_module
 from tracktale.analysis.report.build import ReportOptions, SectionResult, build_report, run_sections
+from tracktale.analysis.stats.primary import RECENCY_INTERVAL_LABELS
 from tracktale.app.cli import main
 from tracktale.stimulus_set import write_stimulus_set
 
@@ -519,6 +520,19 @@ def test_exclude_flagged_reaches_the_exclusion_rules(inputs, tmp_path, capsys, m
     assert [rules.exclude_flagged for rules in seen] == [False, True]
 
 
+def test_the_recency_interval_reaches_the_options(inputs, tmp_path, capsys, monkeypatch):
+    seen = []
+
+    def capture(**kwargs):
+        seen.append(kwargs["options"].recency_interval)
+        raise SystemExit(0)  # the report itself is tested elsewhere
+
+    monkeypatch.setattr(report_module, "build_report", capture)
+    for extra in ((), ("--recency-interval", "two-way")):
+        assert run(_argv(inputs, tmp_path / "out", *extra), capsys)[0] == 0
+    assert seen == ["larger", "two-way"]
+
+
 def test_one_primary_test_per_hypothesis_and_the_rest_as_robustness(inputs, tmp_path, capsys):
     out = tmp_path / "report"
     status, _, _ = run(_human_argv(inputs, inputs / "export", out, "--engine", "none"), capsys)
@@ -538,4 +552,9 @@ def test_one_primary_test_per_hypothesis_and_the_rest_as_robustness(inputs, tmp_
         recency["test"]
     )
     assert len(primary.merge(robustness, on=["hypothesis", "test", "model"])) == 0
-    assert (out / "tables" / "recency_equivalence.csv").exists()
+    equivalence = pd.read_csv(out / "tables" / "recency_equivalence.csv").iloc[0]
+    # The TOST's SE is the larger of the permutation and two-way ones by default, as said.
+    assert equivalence["interval"] == RECENCY_INTERVAL_LABELS["larger"]
+    assert equivalence["df"] < 30 and equivalence["se_points"] > 0
+    page = (out / "report.html").read_text()
+    assert "SE: the larger of the item-permutation SE and the two-way GLM" in page

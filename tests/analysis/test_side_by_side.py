@@ -5,6 +5,7 @@ import pytest
 
 from tracktale.analysis.narrative import answers, side_by_side
 from tracktale.analysis.report.build import ReportContext, ReportOptions
+from tracktale.errors import TracktaleError
 
 
 def _rows():
@@ -46,20 +47,18 @@ def test_the_answers_table_counts_budget_hits_and_several_containers():
     assert implicit["accuracy_contains"] == implicit["accuracy_one-answer"] == 1.0
 
 
-@pytest.fixture(scope="module")
-def one_model_section(trial_table, simulated_human, tmp_path_factory):
+def _section(trial_table, simulated_human, folder, **options):
     from tracktale.analysis.data.exclusions import apply_exclusions
 
     human = trial_table[trial_table["agent_kind"] == "human"]
     models = trial_table[trial_table["agent"] == "EleutherAI/pythia-70m"]
     analysed = apply_exclusions(human, simulated_human.participants).trials
-    folder = tmp_path_factory.mktemp("side")
     context = ReportContext(
         "narrative",
         human,
         simulated_human.participants,
         models,
-        ReportOptions(engine="none"),
+        ReportOptions(engine="none", **options),
         folder / "figures",
         folder / "tables",
         shared={"human_analysed": analysed},
@@ -67,15 +66,56 @@ def one_model_section(trial_table, simulated_human, tmp_path_factory):
     return side_by_side.side_by_side_section(context), analysed
 
 
+@pytest.fixture(scope="module")
+def one_model_section(trial_table, simulated_human, tmp_path_factory):
+    return _section(trial_table, simulated_human, tmp_path_factory.mktemp("side"))
+
+
+def _people_cell(section, analysed):
+    """The people's explicit C1 row of the written joint table, and that cell's trials."""
+    written = pd.read_csv(section.tables[0].paths["csv"])
+    row = written[(written["agent"] == "humans") & (written["task"] == "explicit")]
+    row = row.sort_values("complexity").iloc[0]
+    explicit = analysed[analysed["task"] == "explicit"]
+    cell = explicit[explicit["complexity"] == row["complexity"]]
+    return row, cell.assign(one=answers.correct_under(cell, "one-answer"))
+
+
+def test_the_people_s_intervals_follow_the_accuracy_interval_option(
+    one_model_section, trial_table, simulated_human, tmp_path
+):
+    from tracktale.analysis.stats.proportions import (
+        TWO_WAY,
+        clustered_accuracy_interval,
+        two_way_accuracy_interval,
+    )
+
+    section, analysed = one_model_section  # the default: two-way
+    row, cell = _people_cell(section, analysed)
+    _, low, high, method = two_way_accuracy_interval(cell["one"], cell["agent"], cell["item_id"])
+    assert method == TWO_WAY
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high))
+    bootstrap, _ = _section(trial_table, simulated_human, tmp_path, accuracy_interval="bootstrap")
+    row, _ = _people_cell(bootstrap, analysed)
+    _, low, high, _ = clustered_accuracy_interval(cell["one"], cell["agent"])
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high))
+    assert "bootstrap over participants" in bootstrap.figures[0].title
+    assert "bootstrap over participants" in bootstrap.tables[0].title
+    with pytest.raises(TracktaleError, match="unknown accuracy interval"):
+        side_by_side.interval_columns("jackknife")
+
+
 def test_the_side_by_side_section_names_its_rule_and_intervals(one_model_section):
     section, analysed = one_model_section
     (figure,) = section.figures
     caption = figure.title
     assert "one-answer rule" in caption
-    assert "bootstrap over participants" in caption and "Wilson" in caption
+    # The report's default --accuracy-interval: over participants and items.
+    assert "over participants and items" in caption and "Wilson" in caption
+    assert "bootstrap" not in caption
     assert "50% in panel B is chance" in caption and "no chance level" in caption
     joint, how = section.tables[0], section.tables[1]
-    assert "one-answer" in joint.title and "participant bootstrap" in joint.title
+    assert "one-answer" in joint.title and "over participants and items" in joint.title
     assert list(joint.table["who"]) == ["Participants"] * 2 + ["Pythia 70M"] * 2
     written = pd.read_csv(joint.paths["csv"])
     people = written[(written["agent"] == "humans") & (written["task"] == "explicit")]
