@@ -183,7 +183,8 @@ def main(argv: list[str] | None = None) -> None:
         for name, p in study_pvalues(analysed, args.permutations, rng, names).items():
             rejected[name] += p < 0.05
     seconds, load = time.perf_counter() - started, os.getloadavg()[0]
-    print(f"{args.studies} studies, {args.permutations} relabellings each, {seconds:.0f} s; "
+    drawn = "no relabelling" if args.only_t else f"{args.permutations} relabellings each"
+    print(f"{args.studies} studies, {drawn}, {seconds:.0f} s; "
           f"end: load average {load:.1f}")  # fmt: skip
     for name, count in rejected.items():
         low, high = wilson_interval(count, args.studies)
