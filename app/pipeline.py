@@ -120,6 +120,9 @@ def _summary_tables(shown: dict[str, pd.DataFrame], folder: Path) -> dict[str, p
     joint = folder / "humans_and_models.csv"
     if joint.is_file():
         tables["humans_and_models"] = pd.read_csv(joint)
+    complexity = folder / "complexity_permutation.csv"  # how the complexity test was made
+    if "complexity_permutation" not in tables and complexity.is_file():
+        tables["complexity_permutation"] = pd.read_csv(complexity)
     return tables
 
 
@@ -398,7 +401,9 @@ def print_summary(summary: RunSummary, console: Console | None = None) -> None:
     ):
         coefficients = summary.tables.get(name)
         if coefficients is not None:
-            _print_coefficients(console, name, title, coefficients)
+            complexity = summary.tables.get("complexity_permutation")
+            how = None if complexity is None or complexity.empty else complexity["method"].iloc[0]
+            _print_coefficients(console, name, title, coefficients, how)
     joint = summary.tables.get("humans_and_models")
     if joint is not None:
         _print_side_by_side(console, joint)
@@ -410,8 +415,13 @@ def print_summary(summary: RunSummary, console: Console | None = None) -> None:
     console.print(f"report: {summary.report_path}")
 
 
-def _print_coefficients(console: Console, name: str, title: str, rows: pd.DataFrame) -> None:
-    """One model's coefficient table (as the report wrote it), then its permutation test."""
+def _print_coefficients(
+    console: Console, name: str, title: str, rows: pd.DataFrame, complexity: str | None = None
+) -> None:
+    """One model's coefficient table (as the report wrote it), then its item-level test.
+
+    ``complexity``: how the report's complexity test was made (its table's ``method``).
+    """
     import pandas as pd
 
     from tracktale.terminal import compact_table
@@ -436,16 +446,14 @@ def _print_coefficients(console: Console, name: str, title: str, rows: pd.DataFr
     if "p_permutation" in rows.columns:
         permuted = rows["p_permutation"].dropna()
         if len(permuted):
-            console.print(_permutation_line(name, float(permuted.iloc[0])))
+            console.print(_permutation_line(name, float(permuted.iloc[0]), complexity))
 
 
-def _permutation_line(table: str, p: float) -> str:
-    """The item-permutation test printed under its model's table."""
+def _permutation_line(table: str, p: float, complexity: str | None = None) -> str:
+    """The item-level test printed under its model's table (complexity: as ``complexity``)."""
     if table == "inference_model1":
-        return (
-            f"complexity by item permutation across items (the report's complexity test): "
-            f"p = {p:.3g}"
-        )
+        how = complexity or "item permutation across all items"
+        return f"complexity by {how} (the report's complexity test): p = {p:.3g}"
     return (
         f"recency by item permutation within complexity levels (the report's recency test): "
         f"p = {p:.3g}"

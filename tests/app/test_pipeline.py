@@ -199,9 +199,15 @@ def test_the_summary_prints_each_permutation_p_under_its_models_table(tmp_path, 
     print_summary(RunSummary(report_tables=tmp_path, tables=tables))
     out = capsys.readouterr().out
     assert (
-        "complexity by item permutation across items (the report's complexity test): p = 0.0042"
-        in out
+        "complexity by item permutation across all items (the report's complexity test): "
+        "p = 0.0042" in out
     )
+    # The line names the test the report made, from its complexity table.
+    how = "items' empirical-logit slope over its two-way SE (HC3), t(items - 2)"
+    tables["complexity_permutation"] = pd.DataFrame({"method": [how]})
+    print_summary(RunSummary(report_tables=tmp_path, tables=tables))
+    out = capsys.readouterr().out
+    assert f"complexity by {how} (the report's complexity test): p = 0.0042" in out
     recency = "recency by item permutation within complexity levels (the report's recency test)"
     assert f"{recency}: p = 0.271" in out
 
