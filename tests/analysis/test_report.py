@@ -103,11 +103,11 @@ def test_the_report_from_simulated_people_and_a_results_file(report):
     assert set(sensitivity["term"]) >= {"complexity_c", "complexity_c:task_s", "recency_c"}
     lead = pd.read_csv(out / "tables" / "inference_model1.csv")
     assert set(lead["method"]) == {"glm-2way"}
-    # Complexity is also tested by item permutation: its p beside model 1's own, a table, a line.
+    # Complexity's own test (the items' HC3 slope, t): its p beside model 1's own, a table, a line.
     assert {"complexity_permutation.csv", "recency_permutation.csv"} <= tables
     permuted = lead.set_index("term")["p_permutation"]
     assert 0 < permuted["complexity_c"] <= 1 and permuted.drop("complexity_c").isna().all()
-    assert "Complexity is tested by permuting the items&#x27; complexity across all" in page
+    assert "Complexity is tested across its 36 items by the slope of their empirical logits" in page
     # Each fit is one table on the page; its full text summary is a file beside it.
     assert "<pre>" not in page
     assert "APPROXIMATE" in (out / "tables" / "mixed_model1_fixed.txt").read_text()

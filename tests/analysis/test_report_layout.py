@@ -69,7 +69,9 @@ def test_captions_name_their_intervals_and_the_chance_line(one_model_report):
     assert "two-way clustered over participants and items" in figure3
     case_study = next(t for name, t in captions.items() if name.startswith("case_study_"))
     for caption in (case_study,):
-        assert "bootstrap over participants" in caption and "Wilson" in caption
+        # The people's intervals follow --accuracy-interval (two-way by default since issue 29).
+        assert "over participants and items (two-way clustered) for the people" in caption
+        assert "Wilson interval over the model's items" in caption
         assert "50% in panel B is chance" in caption
 
 
