@@ -27,7 +27,7 @@ class LiveChoice(click.Choice[str]):
         self._names = names
         super().__init__((), case_sensitive=True)
 
-    @property  # type: ignore[override]
+    @property
     def choices(self) -> tuple[str, ...]:
         """The names offered now."""
         return tuple(self._names())

@@ -170,7 +170,7 @@ def permutation_pvalues(analysed: pd.DataFrame) -> list[dict[str, Any]]:
 
     Recency: focus permuted within complexity levels; complexity: the report's default test
     (since issue 29's third pass the items' empirical-logit slope over its two-way SE against
-    t(items - 2), no permutation: method ``items``, reference ``t, HC3``).
+    t(items - 2), no permutation: method ``item-level``, reference ``t, HC3``).
     """
     from tracktale.analysis.stats.permutation import (
         complexity_test_of_trials,
@@ -187,7 +187,7 @@ def permutation_pvalues(analysed: pd.DataFrame) -> list[dict[str, Any]]:
         except TracktaleError:
             p = float("nan")
         if test == "complexity":
-            rows.append({"method": "items", "reference": "t, HC3", "test": test, "p": p})
+            rows.append({"method": "item-level", "reference": "t, HC3", "test": test, "p": p})
         else:
             rows.append({"method": "permutation", "reference": "permutation", "test": test, "p": p})
     return rows

@@ -28,8 +28,8 @@ def test_the_two_way_glm_holds_the_complexity_null_where_the_papers_does_not(hum
     assert table.loc[("glm-2way", "t, floored", "complexity"), "rejected"] <= 9
     assert table.loc[("glm", "normal", "recency"), "rejected"] >= 8
     assert table.loc[("permutation", "permutation", "recency"), "rejected"] <= 9
-    assert table.loc[("items", "t, HC3", "complexity"), "rejected"] <= 9
-    complexity = pvalues[(pvalues["method"] == "items") & (pvalues["test"] == "complexity")]
+    assert table.loc[("item-level", "t, HC3", "complexity"), "rejected"] <= 9
+    complexity = pvalues[(pvalues["method"] == "item-level") & (pvalues["test"] == "complexity")]
     assert 0.3 <= complexity["p"].median() <= 0.7
     row = table.loc[("glm-2way", "t", "complexity")]
     assert row["ci_low"] <= row["rate"] <= row["ci_high"] and row["simulations"] == 60
