@@ -214,3 +214,18 @@ def test_only_model_1s_complexity_main_effect_gets_the_complexity_permutation_p(
     assert np.isnan([with_p[0], with_p[2], with_p[3]]).all()
     model2 = table.assign(model="model 2").iloc[:4]
     assert "p_permutation" not in _with_permutation_p(model2, out)
+
+
+def test_zero_relabellings_leave_out_the_permutations_but_not_the_complexity_t_test():
+    """``--permutations 0`` drops the permutation tests; the default complexity test draws none."""
+    out = HumanInference(method="glm-2way")
+    trials = _study(recency=0.0, seed=2)
+    _complexity_permutation(trials, _options(0), out)
+    _recency_permutation(trials, _options(0), out)
+    test = out.fits["complexity_permutation"]
+    assert test.permutations == 0 and 0 < test.p <= 1
+    assert "recency_permutation" not in out.fits
+    permuted = SimpleNamespace(**vars(_options(0)), complexity_statistic="logit-two-way")
+    out = HumanInference(method="glm-2way")
+    _complexity_permutation(trials, permuted, out)
+    assert "complexity_permutation" not in out.fits
