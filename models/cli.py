@@ -12,6 +12,7 @@ from typing import Any, cast
 import click
 from rich.console import Console
 
+from tracktale.choices import LiveChoice
 from tracktale.errors import TracktaleError
 from tracktale.models.registry import backend_names
 from tracktale.models.reporting import LogReporter, err_console, quiet_libraries, scoring_reporter
@@ -35,9 +36,9 @@ def task_choices() -> dict[str, tuple[str, ...]]:
     return {**{task: (task,) for task in names}, "both": judged_tasks(), "all": names}
 
 
-TASKS = task_names()
 TASK_CHOICES = task_choices()
-"""The choices when the command line was built (the command reads the registry again)."""
+"""The choices when the command line was built, for its help text (``--task`` reads the
+registry again when the command runs)."""
 
 
 @click.group()
@@ -77,7 +78,7 @@ def models() -> None:
 )
 @click.option(
     "--task",
-    type=click.Choice(list(TASK_CHOICES)),
+    type=LiveChoice(lambda: list(task_choices())),
     default="implicit",
     show_default=True,
     help="implicit (log-probability comparison), explicit (generation), sequence (text "
@@ -213,7 +214,7 @@ def models() -> None:
 )
 @click.option(
     "--backend",
-    type=click.Choice(backend_names()),
+    type=LiveChoice(backend_names),
     default="hf",
     show_default=True,
     help="hf: a transformers model (every task); openai: an OpenAI-compatible chat endpoint "

@@ -346,8 +346,8 @@ def export_csv(directory: Path, out_file: Path | None) -> None:
 @click.option(
     "--paradigm",
     type=LiveChoice(lambda: _sourced("importer")),
-    default=_sourced("importer")[0],
-    show_default=True,
+    default=lambda: _sourced("importer")[0],
+    show_default="the first listed",
     help="The paradigm that imports the table.",
 )
 @click.option("--overwrite", is_flag=True, help="Replace a stimulus set already in --out.")
