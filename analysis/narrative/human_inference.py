@@ -153,12 +153,13 @@ def _complexity_permutation(analysed: pd.DataFrame, options: Any, out: HumanInfe
     from tracktale.analysis.stats.permutation import (
         COMPLEXITY_STATISTICS,
         PERMUTATIONS,
+        UNPERMUTED_STATISTICS,
         complexity_test_of_trials,
     )
 
     permutations = getattr(options, "permutations", PERMUTATIONS)
     statistic = getattr(options, "complexity_statistic", COMPLEXITY_STATISTICS[0])
-    if not permutations and statistic != "logit-hc3-t":  # the t test draws no relabelling
+    if not permutations and statistic not in UNPERMUTED_STATISTICS:
         return
     try:
         test = complexity_test_of_trials(

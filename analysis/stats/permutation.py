@@ -64,6 +64,9 @@ COMPLEXITY_T_METHOD = "items' empirical-logit slope over its two-way SE (HC3), t
 COMPLEXITY_STATISTICS = ("logit-hc3-t", "logit-two-way", "score")
 """The complexity test's statistics: the default first (issue 29, third pass: no permutation),
 then the permuted studentized slope (the default of the second pass) and the score."""
+UNPERMUTED_STATISTICS = frozenset({"logit-hc3-t"})
+"""The complexity statistics whose test draws no relabelling (so ``--permutations 0``, which
+leaves the permutation tests out, keeps them)."""
 
 
 @dataclass(frozen=True)
@@ -300,7 +303,7 @@ def complexity_test_of_trials(
             f"unknown complexity statistic {statistic!r}: one of {', '.join(COMPLEXITY_STATISTICS)}"
         )
     frame, _ = design_frame(analysed, task_coding=task_coding, extra=("item_id",))
-    if statistic == "logit-hc3-t":
+    if statistic in UNPERMUTED_STATISTICS:
         from tracktale.analysis.stats.logit_permutation import logit_t_test
 
         found = logit_t_test(frame)
