@@ -181,7 +181,7 @@ def permutation_sentence(test: Any) -> str:
             f"empirical logits over its two-way SE (participants and items; HC3), against "
             f"t({test.items - 2}): p = {test.p:.3g}, the report's complexity test, for the null "
             "of no complexity effect in either task. The models' own complexity p above "
-            "rejected a true null 7-9% of the time at N 48, item SD 0.5 "
+            "rejected a true null 6.6-9% of the time at N 48, item SD 0.5 "
             "(docs/explanation/statistics.md)."
         )
     if test.test == "complexity":
@@ -190,7 +190,7 @@ def permutation_sentence(test: Any) -> str:
             "Complexity is tested by permuting the items' complexity across all "
             f"{test.items} items ({test.permutations:,} relabellings, {how}): p = {test.p:.3g}, "
             "the report's complexity test, for the null of no complexity effect in either "
-            "task. The models' own complexity p above rejected a true null 7-9% of the time "
+            "task. The models' own complexity p above rejected a true null 6.6-9% of the time "
             "at N 48, item SD 0.5 (docs/explanation/statistics.md)."
         )
     return (

@@ -20,9 +20,9 @@ every other p of the same hypothesis, labelled as robustness checks.
   interaction term, t(items - 1) with the SE floor (the larger of the two-way and the
   participant-clustered SE), whatever model leads the section. It held 4.0-5.4% of null
   studies in every design benchmarked under the richer truth, with and without R on the
-  machine; the maximal glmer with the ladder, which leads where R has lme4, has 16 null
-  studies behind it (0 rejections, too few to show a rate), so it is a robustness row until a
-  benchmark shows its level. ``interaction_test="lead"`` (the report's
+  machine; the maximal glmer with the ladder, which leads where R has lme4, was measured in
+  one design only (4.8% of 500 null studies at N 48, item SD 0.5; ``benchmarks/RESULTS.md``,
+  issue 29, fourth pass), so it stays a robustness row. ``interaction_test="lead"`` (the report's
   ``--interaction-test lead``) makes the leading model's term primary instead, as before
   issue 29's third pass. One consequence of the fixed choice: the primary p no longer
   depends on whether R is installed;
