@@ -173,6 +173,13 @@ def _complexity_permutation(analysed: pd.DataFrame, options: Any, out: HumanInfe
     out.fits["complexity_permutation"] = test
 
 
+MODELS_COMPLEXITY_NOTE = (
+    "The models' own complexity p above rejected a true null 6.6-9% of the time at N 48, "
+    "item SD 0.5 (docs/explanation/statistics.md)."
+)
+"""What the benchmarks measured of the models' complexity p (issue 29), after either test."""
+
+
 def permutation_sentence(test: Any) -> str:
     """One sentence on an item-permutation test (recency or complexity), for the report."""
     if test.test == "complexity" and not test.permutations:
@@ -180,9 +187,7 @@ def permutation_sentence(test: Any) -> str:
             f"Complexity is tested across its {test.items} items by the slope of their "
             f"empirical logits over its two-way SE (participants and items; HC3), against "
             f"t({test.items - 2}): p = {test.p:.3g}, the report's complexity test, for the null "
-            "of no complexity effect in either task. The models' own complexity p above "
-            "rejected a true null 6.6-9% of the time at N 48, item SD 0.5 "
-            "(docs/explanation/statistics.md)."
+            f"of no complexity effect in either task. {MODELS_COMPLEXITY_NOTE}"
         )
     if test.test == "complexity":
         how = test.method.split("(", 1)[-1].rstrip(")")
@@ -190,8 +195,7 @@ def permutation_sentence(test: Any) -> str:
             "Complexity is tested by permuting the items' complexity across all "
             f"{test.items} items ({test.permutations:,} relabellings, {how}): p = {test.p:.3g}, "
             "the report's complexity test, for the null of no complexity effect in either "
-            "task. The models' own complexity p above rejected a true null 6.6-9% of the time "
-            "at N 48, item SD 0.5 (docs/explanation/statistics.md)."
+            f"task. {MODELS_COMPLEXITY_NOTE}"
         )
     return (
         f"Recency is tested by permuting the items' {test.covariate} values within complexity "

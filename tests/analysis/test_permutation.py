@@ -10,10 +10,12 @@ import pandas as pd
 import pytest
 
 from tracktale.analysis.narrative.human_inference import (
+    MODELS_COMPLEXITY_NOTE,
     HumanInference,
     _complexity_permutation,
     _recency_permutation,
     _with_permutation_p,
+    permutation_sentence,
 )
 from tracktale.analysis.power.calibration import NullScenario, null_studies
 from tracktale.analysis.power.simulate import SimulationParams, human_design, simulate_outcomes
@@ -229,3 +231,14 @@ def test_zero_relabellings_leave_out_the_permutations_but_not_the_complexity_t_t
     out = HumanInference(method="glm-2way")
     _complexity_permutation(trials, permuted, out)
     assert "complexity_permutation" not in out.fits
+
+
+@pytest.mark.parametrize("permutations", [0, 999])
+def test_both_complexity_sentences_end_with_the_benchmarked_rate_of_the_models_p(permutations):
+    test = SimpleNamespace(
+        test="complexity", permutations=permutations, items=36, p=0.2,
+        method="item permutation across all items (score at the task-only model)",
+    )  # fmt: skip
+    sentence = permutation_sentence(test)
+    assert sentence.endswith(MODELS_COMPLEXITY_NOTE) and "6.6-9%" in sentence
+    assert ("t(34)" in sentence) == (permutations == 0)
